@@ -1,0 +1,618 @@
+#!/usr/bin/env python3
+"""Draw the course's plots from measurement files (JSON) into SVG images.
+
+Every plot on the site is drawn by this script from a committed measurement, so every number in a
+figure can be traced to a file. Re-run it after adding measurements, or point it at your own:
+
+    python docs/scripts/plot_measurements.py                       # docs/measurements -> docs/assets/plots
+    python docs/scripts/plot_measurements.py --measurements my_runs --out my_plots
+
+Two kinds of input are read from the measurements folder (every ``*.json`` in it; other files are
+ignored, and so is a JSON file of neither kind, with a note on stderr):
+
+1. **Exercise benchmarks** (written by the course's benchmark scripts, and by you on your own GPU)::
+
+       {"meta": {"gpu", "torch", "triton", "driver", "date", "ceiling_gbps", "spec_gbps", "command"},
+        "rows": [{"kernel": "solution" | "torch" | "compile" | "naive" | ..., <shape keys: "M", "N", "n", ...>,
+                  "ms", "gbps", "fraction"}]}
+
+   The exercise number comes from ``"exNN"`` in the file name (``h200-ex03-2026-12-01.json``) or from
+   ``meta["exercise"]``. Bytes moved are recovered as ``gbps * ms * 1e6`` (GB/s times milliseconds), so
+   the script needs no knowledge of each exercise's byte model. A row may carry ``"tflops"`` instead of
+   ``"gbps"`` (attention).
+
+2. **Baseline files** (the first H200 measurements, 2026-11-30): ``h200-baselines-*.json`` (copy
+   ceiling, softmax sweep, bias+GELU) and ``h200-attention-*.json`` (attention against SDPA).
+
+Where an exercise benchmark exists it is plotted, and the baseline is the fallback: the softmax
+comparison uses exercise 3's file when there is one, the bias+GELU bars exercise 2's, the attention bars
+exercise 7's. Each figure says in its footer which file it came from, and ``SOURCES.md`` in the output
+folder lists them (the site includes that table on the measurements page).
+
+The output is deterministic (no timestamps, fixed SVG ids), so re-running on unchanged data leaves
+``git status`` clean. Needs matplotlib (``pip install matplotlib``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+DOCS = HERE.parent
+DEFAULT_MEASUREMENTS = DOCS / "measurements"
+DEFAULT_OUT = DOCS / "assets" / "plots"
+
+#: The plots always drawn (the site links to these names); per-exercise plots are added when data exists.
+CORE_PLOTS = (
+    "bandwidth_vs_size.svg",
+    "softmax_comparison.svg",
+    "softmax_variants.svg",
+    "bias_gelu_fusion.svg",
+    "attention_vs_sdpa.svg",
+    "roofline.svg",
+)
+
+#: One colour per implementation, the same in every figure.
+COLOURS = {
+    "copy": "#222222",
+    "naive": "#9e9e9e",
+    "torch": "#1f77b4",
+    "compile": "#ff7f0e",
+    "triton": "#2ca02c",
+    "solution": "#2ca02c",
+    "persistent": "#9467bd",
+    "online": "#8c564b",
+    "sdpa": "#1f77b4",
+}
+LABELS = {
+    "naive": "naive PyTorch (five kernels)",
+    "torch": "torch (eager)",
+    "compile": "torch.compile",
+    "triton": "Triton, one row per program",
+    "solution": "Triton (reference solution)",
+    "persistent": "Triton, persistent",
+    "online": "Triton, online (two passes)",
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """One measurement file and what it says about where it was measured."""
+
+    path: Path
+    data: object
+    gpu: str = "unknown GPU"
+    torch: str = "?"
+    triton: str = "?"
+    date: str = ""
+
+    def footer(self) -> str:
+        date = f" · {self.date}" if self.date else ""
+        return f"Source: {self.path.name} · {self.gpu} · torch {self.torch} · Triton {self.triton}{date}"
+
+
+@dataclass
+class Measurements:
+    baseline: Source | None = None
+    attention: Source | None = None
+    #: Exercise number -> its newest benchmark file (by name; names carry the date).
+    exercises: dict[int, Source] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
+
+
+def _date_from_name(name: str) -> str:
+    match = re.search(r"\d{4}-\d{2}-\d{2}", name)
+    return match.group(0) if match else ""
+
+
+def _exercise_number(path: Path, meta: dict) -> int | None:
+    if isinstance(meta.get("exercise"), int):
+        return meta["exercise"]
+    match = re.search(r"(?:^|[-_])ex(\d{1,2})(?:[-_.]|$)", path.name)
+    return int(match.group(1)) if match else None
+
+
+def load(folder: Path) -> Measurements:
+    """Read every JSON file in ``folder`` and sort it into baseline, attention or exercise data."""
+    found = Measurements()
+    # The attention file's provenance is the baseline's (same run); it has no header of its own.
+    attention_paths: list[tuple[Path, object]] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            found.ignored.append(f"{path.name}: not readable JSON ({exc})")
+            continue
+        if isinstance(data, dict) and isinstance(data.get("meta"), dict) and isinstance(data.get("rows"), list):
+            meta = data["meta"]
+            number = _exercise_number(path, meta)
+            if number is None:
+                found.ignored.append(f"{path.name}: no exercise number in the name (exNN) or meta['exercise']")
+                continue
+            found.exercises[number] = Source(
+                path, data, gpu=str(meta.get("gpu", "unknown GPU")), torch=str(meta.get("torch", "?")),
+                triton=str(meta.get("triton", "?")), date=str(meta.get("date", "") or _date_from_name(path.name)),
+            )
+        elif isinstance(data, dict) and "copy_peak_GBs" in data:
+            found.baseline = Source(path, data, gpu=data.get("gpu", "unknown GPU"), torch=data.get("torch", "?"),
+                                    triton=data.get("triton", "?"), date=_date_from_name(path.name))
+        elif isinstance(data, list) and data and isinstance(data[0], dict) and "sdpa_TF" in data[0]:
+            attention_paths.append((path, data))
+        else:
+            found.ignored.append(f"{path.name}: neither an exercise benchmark nor a baseline file")
+    for path, data in attention_paths:
+        base = found.baseline
+        found.attention = Source(path, data, gpu=base.gpu if base else "unknown GPU",
+                                 torch=base.torch if base else "?", triton=base.triton if base else "?",
+                                 date=_date_from_name(path.name))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------------
+# Figure helpers
+# ---------------------------------------------------------------------------------------------------
+
+
+def _style() -> None:
+    plt.rcParams.update({
+        "svg.hashsalt": "triton-course",  # stable element ids: re-running leaves git clean
+        "svg.fonttype": "none",  # text stays text (small, searchable)
+        "font.family": "sans-serif",
+        "font.size": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "legend.frameon": False,
+        "figure.dpi": 100,
+    })
+
+
+def _save(fig, out: Path, name: str, sources: list[Source], written: dict[str, list[str]]) -> None:
+    footer = "\n".join(dict.fromkeys(s.footer() for s in sources))
+    # Below the axes (negative figure coordinates); bbox_inches="tight" grows the image to hold it.
+    fig.text(0.01, -0.01, footer, fontsize=7, color="#555555", ha="left", va="top")
+    fig.savefig(out / name, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    plt.close(fig)
+    written[name] = [s.path.name for s in sources]
+
+
+def _rows_bytes(row: dict) -> float | None:
+    try:
+        return float(row["gbps"]) * float(row["ms"]) * 1e6
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _ceiling(source: Source | None, fallback: float | None) -> float | None:
+    if source is not None:
+        meta = source.data.get("meta", {}) if isinstance(source.data, dict) else {}
+        if meta.get("ceiling_gbps"):
+            return float(meta["ceiling_gbps"])
+    return fallback
+
+
+def _fraction(row: dict, ceiling: float | None) -> float | None:
+    if row.get("fraction") is not None:
+        return float(row["fraction"])
+    if row.get("gbps") is not None and ceiling:
+        return float(row["gbps"]) / ceiling
+    return None
+
+
+def _kernel_key(name: str) -> str:
+    name = str(name).lower()
+    for key in ("naive", "compile", "torch", "persist", "online", "solution", "triton"):
+        if key in name:
+            return "persistent" if key == "persist" else key
+    return name
+
+
+# ---------------------------------------------------------------------------------------------------
+# The plots
+# ---------------------------------------------------------------------------------------------------
+
+
+def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
+    """Achieved GB/s against bytes moved, with the measured copy ceiling and the spec peak."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    sources: list[Source] = []
+    ceiling = spec = None
+    if m.baseline is not None:
+        b = m.baseline.data
+        sources.append(m.baseline)
+        ceiling, spec = b["copy_peak_GBs"], b.get("spec_peak_GBs")
+        copies = sorted((int(k.split("_")[1].removesuffix("MiB")), v) for k, v in b.items()
+                        if re.fullmatch(r"copy_\d+MiB_GBs", k))
+        if copies:
+            # A copy of an X MiB tensor reads X and writes X.
+            ax.plot([2 * mib * 2**20 for mib, _ in copies], [v for _, v in copies], "s-",
+                    color=COLOURS["copy"], label="device-to-device copy")
+        for key, kernel in (("triton_row", "triton"), ("torch", "torch"), ("naive_torch", "naive")):
+            pts = sorted((2 * r["M"] * r["N"] * 4, r[key]) for r in b.get("softmax", []) if r.get(key))
+            if pts:
+                ax.plot(*zip(*pts), "o", color=COLOURS[kernel], alpha=0.85,
+                        label=f"softmax fp32, {LABELS[kernel]}")
+    for number, source in sorted(m.exercises.items()):
+        rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"]
+        pts = sorted((b_, float(r["gbps"])) for r in rows if (b_ := _rows_bytes(r)) and r.get("gbps"))
+        if pts:
+            sources.append(source)
+            ax.plot(*zip(*pts), "^-", alpha=0.9, label=f"exercise {number} solution ({source.gpu})")
+            ceiling = ceiling or _ceiling(source, None)
+            spec = spec or source.data["meta"].get("spec_gbps")
+    if ceiling:
+        ax.axhline(ceiling, color=COLOURS["copy"], ls="--", lw=1)
+        ax.annotate(f"measured copy ceiling {ceiling:.0f} GB/s", (0.01, ceiling), xycoords=("axes fraction", "data"),
+                    xytext=(0, 3), textcoords="offset points", fontsize=8)
+    if spec:
+        ax.axhline(spec, color="#b22222", ls=":", lw=1)
+        ax.annotate(f"spec peak {spec:.0f} GB/s (memory clock × bus width × 2)", (0.01, spec),
+                    xycoords=("axes fraction", "data"), xytext=(0, 3), textcoords="offset points", fontsize=8,
+                    color="#b22222")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_bytes_label))
+    ax.set_xlabel("bytes moved per call (read + written)")
+    ax.set_ylabel("achieved bandwidth (GB/s)")
+    ax.set_ylim(0, (spec or ceiling or 1) * 1.12)
+    ax.set_title("Small transfers cannot reach the ceiling: a fixed cost per launch dominates")
+    ax.legend(fontsize=8, loc="lower right")
+    _save(fig, out, "bandwidth_vs_size.svg", sources, written)
+
+
+def _bytes_label(value: float, _pos) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} B"
+
+
+def _softmax_series(m: Measurements) -> tuple[dict[str, dict[str, list[tuple[int, int, float]]]], float, list[Source]]:
+    """kernel -> list of (M, N, fraction of ceiling), from exercise 3's file or the baseline."""
+    source = m.exercises.get(3)
+    series: dict[str, list[tuple[int, int, float]]] = {}
+    if source is not None:
+        ceiling = _ceiling(source, None)
+        for row in source.data["rows"]:
+            frac = _fraction(row, ceiling)
+            if frac is None or "M" not in row or "N" not in row:
+                continue
+            series.setdefault(_kernel_key(row.get("kernel", "?")), []).append((row["M"], row["N"], frac))
+        if series:
+            return series, ceiling or 0.0, [source]
+    if m.baseline is None:
+        return {}, 0.0, []
+    b = m.baseline.data
+    ceiling = b["copy_peak_GBs"]
+    for key, kernel in (("naive_torch", "naive"), ("torch", "torch"), ("compile", "compile"),
+                        ("triton_row", "triton"), ("triton_persist", "persistent"), ("triton_online", "online")):
+        for r in b.get("softmax", []):
+            if r.get(key) is not None:
+                series.setdefault(kernel, []).append((r["M"], r["N"], r[key] / ceiling))
+    return series, ceiling, [m.baseline]
+
+
+def _two_sweeps(ax_n, ax_m, series: dict, kernels: tuple[str, ...]) -> None:
+    """Left: fraction vs N at the most common M. Right: fraction vs M at the most common N."""
+    all_rows = [(mm, nn) for pts in series.values() for mm, nn, _ in pts]
+    if not all_rows:
+        return
+    common_m = max(set(r[0] for r in all_rows), key=lambda v: sum(1 for r in all_rows if r[0] == v))
+    common_n = max(set(r[1] for r in all_rows), key=lambda v: sum(1 for r in all_rows if r[1] == v))
+    for kernel in kernels:
+        pts = series.get(kernel, [])
+        by_n = sorted((nn, f) for mm, nn, f in pts if mm == common_m)
+        by_m = sorted((mm, f) for mm, nn, f in pts if nn == common_n)
+        style = dict(color=COLOURS.get(kernel), label=LABELS.get(kernel, kernel), marker="o", ms=4)
+        if by_n:
+            ax_n.plot([p[0] for p in by_n], [100 * p[1] for p in by_n], **style)
+        if by_m:
+            ax_m.plot([p[0] for p in by_m], [100 * p[1] for p in by_m], **style)
+    for ax, what, fixed in ((ax_n, "N (row length)", f"M = {common_m} rows"),
+                            (ax_m, "M (number of rows)", f"N = {common_n}")):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel(what)
+        ax.set_ylim(0, 110)
+        ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1)
+        ax.set_title(fixed, fontsize=10)
+    ax_n.set_ylabel("% of the measured copy ceiling")
+
+
+def plot_softmax_comparison(m: Measurements, out: Path, written: dict) -> None:
+    series, _ceiling_gbps, sources = _softmax_series(m)
+    fig, (ax_n, ax_m) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
+    kernels = tuple(k for k in ("naive", "torch", "compile", "triton", "solution") if k in series)
+    _two_sweeps(ax_n, ax_m, series, kernels)
+    ax_n.legend(fontsize=8, loc="lower right")
+    fig.suptitle("Softmax, fp32: naive vs torch vs torch.compile vs a fused Triton kernel")
+    _save(fig, out, "softmax_comparison.svg", sources, written)
+
+
+def plot_softmax_variants(m: Measurements, out: Path, written: dict) -> None:
+    """One-row-per-program vs persistent vs online, from exercises 3-5's files or the baseline."""
+    series: dict[str, list[tuple[int, int, float]]] = {}
+    sources: list[Source] = []
+    for number, kernel in ((3, "triton"), (4, "persistent"), (5, "online")):
+        source = m.exercises.get(number)
+        if source is None:
+            continue
+        ceiling = _ceiling(source, None)
+        pts = [(r["M"], r["N"], f) for r in source.data["rows"]
+               if _kernel_key(r.get("kernel", "")) == "solution" and "M" in r and "N" in r
+               and (f := _fraction(r, ceiling)) is not None]
+        if pts:
+            series[kernel] = pts
+            sources.append(source)
+    failures: list[tuple[int, int, str]] = []
+    if len(series) < 3 and m.baseline is not None:
+        base, _c, base_sources = _softmax_series(Measurements(baseline=m.baseline))
+        for kernel in ("triton", "persistent", "online"):
+            if kernel not in series and kernel in base:
+                series[kernel] = base[kernel]
+                sources = sources + [s for s in base_sources if s not in sources]
+                if kernel == "persistent":
+                    # The baseline records shapes where the persistent kernel did not compile.
+                    failures = [(r["M"], r["N"], r["triton_persist_exc"])
+                                for r in m.baseline.data.get("softmax", []) if r.get("triton_persist_exc")]
+    fig, (ax_n, ax_m) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
+    _two_sweeps(ax_n, ax_m, series, ("triton", "persistent", "online"))
+    all_m = [mm for pts in series.values() for mm, _n, _f in pts]
+    common_m = max(set(all_m), key=all_m.count) if all_m else None
+    for mm, nn, exc in failures:
+        if mm == common_m:
+            ax_n.plot([nn], [3], "x", color=COLOURS["persistent"], ms=9, mew=2)
+            ax_n.annotate("persistent: did not compile\n(" + exc.split("(")[0] + ", shared memory)",
+                          (nn, 3), xytext=(-8, 12), textcoords="offset points", ha="right", fontsize=7,
+                          color=COLOURS["persistent"])
+    ax_n.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.12))
+    fig.suptitle("Softmax, fp32: three Triton schedules for the same math")
+    _save(fig, out, "softmax_variants.svg", sources, written)
+
+
+def plot_bias_gelu(m: Measurements, out: Path, written: dict) -> None:
+    bars: list[tuple[str, float, str]] = []
+    sources: list[Source] = []
+    title = "Bias + GELU"
+    source = m.exercises.get(2)
+    if source is not None:
+        rows = source.data["rows"]
+        # The largest shape measured: the one closest to the steady state.
+        shape_rows = [r for r in rows if r.get("ms") is not None]
+        if shape_rows:
+            key_shape = max(shape_rows, key=lambda r: (r.get("M", 0) * r.get("N", 0), _rows_bytes(r) or 0))
+            shape = {k: key_shape[k] for k in ("M", "N") if k in key_shape}
+            for r in shape_rows:
+                if all(r.get(k) == v for k, v in shape.items()):
+                    kernel = _kernel_key(r.get("kernel", "?"))
+                    bars.append((LABELS.get(kernel, str(r.get("kernel"))), float(r["ms"]), kernel))
+            sources = [source]
+            title += " " + " × ".join(str(v) for v in shape.values())
+    if not bars and m.baseline is not None and "bias_gelu" in m.baseline.data:
+        g = m.baseline.data["bias_gelu"]
+        bars = [("unfused PyTorch\n(x + bias, then GELU)", g["unfused_ms"], "torch"),
+                ("fused Triton", g["fused_triton_ms"], "triton"),
+                ("torch.compile", g["compile_ms"], "compile")]
+        sources = [m.baseline]
+        title += " 16384 × 4096 fp32"
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    if bars:
+        names = [b[0] for b in bars]
+        values = [1000 * b[1] for b in bars]
+        ax.barh(names, values, color=[COLOURS.get(b[2], "#777777") for b in bars])
+        slowest = max(values)
+        for y, v in enumerate(values):
+            ax.annotate(f"{v:.0f} µs" + (f"  ({slowest / v:.2f}× faster)" if v < slowest else ""), (v, y),
+                        xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+        ax.set_xlim(0, slowest * 1.45)
+        ax.invert_yaxis()
+    ax.set_xlabel("time per call (µs, lower is better)")
+    ax.grid(axis="y", visible=False)
+    ax.set_title(title + ": one pass instead of two")
+    _save(fig, out, "bias_gelu_fusion.svg", sources, written)
+
+
+def _attention_rows(m: Measurements) -> tuple[list[dict], list[Source]]:
+    """[{"label", "causal", "sdpa", "triton"}] in TFLOP/s, from exercise 7's file or the baseline."""
+    source = m.exercises.get(7)
+    if source is not None:
+        groups: dict[tuple, dict] = {}
+        for r in source.data["rows"]:
+            if r.get("tflops") is None:
+                continue
+            shape = tuple(r.get(k) for k in ("B", "H", "S", "D") if k in r)
+            key = (shape, bool(r.get("causal", False)))
+            label = "\n".join(" ".join(f"{k}{r[k]}" for k in pair if k in r) for pair in (("B", "H"), ("S", "D")))
+            entry = groups.setdefault(key, {"label": label, "causal": key[1]})
+            kernel = _kernel_key(r.get("kernel", ""))
+            entry["sdpa" if kernel in ("torch", "sdpa") else "triton"] = float(r["tflops"])
+        rows = [g for g in groups.values() if "sdpa" in g and "triton" in g]
+        if rows:
+            return rows, [source]
+    if m.attention is None:
+        return [], []
+    rows = [{"label": "B{} H{}\nS{} D{}".format(*r["shape"]), "causal": r["causal"],
+             "sdpa": r["sdpa_TF"], "triton": r["triton_TF"]} for r in m.attention.data]
+    return rows, [m.attention]
+
+
+def plot_attention(m: Measurements, out: Path, written: dict) -> None:
+    rows, sources = _attention_rows(m)
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    if rows:
+        labels = [r["label"] + ("\ncausal" if r["causal"] else "\nfull") for r in rows]
+        x = list(range(len(rows)))
+        w = 0.38
+        ax.bar([i - w / 2 for i in x], [r["sdpa"] for r in rows], w, color=COLOURS["sdpa"],
+               label="torch scaled_dot_product_attention")
+        ax.bar([i + w / 2 for i in x], [r["triton"] for r in rows], w, color=COLOURS["triton"],
+               label="Triton FlashAttention-2 forward")
+        for i, r in enumerate(rows):
+            ax.annotate(f"{100 * r['triton'] / r['sdpa']:.0f}%", (i + w / 2, r["triton"]), xytext=(0, 2),
+                        textcoords="offset points", ha="center", fontsize=7)
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel("TFLOP/s (higher is better)")
+    ax.grid(axis="x", visible=False)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_ylim(0, max((r["sdpa"] for r in rows), default=1) * 1.2)
+    ax.set_title("Attention forward, bf16: Triton as a percentage of SDPA")
+    _save(fig, out, "attention_vs_sdpa.svg", sources, written)
+
+
+def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
+    """Attainable FLOP/s = min(compute roof, intensity × bandwidth), with measured kernels placed on it."""
+    if m.baseline is None:
+        fig, ax = plt.subplots(figsize=(7, 4.4))
+        ax.set_title("Roofline: no baseline measurement found")
+        _save(fig, out, "roofline.svg", [], written)
+        return
+    b = m.baseline.data
+    bw = b["copy_peak_GBs"] * 1e9
+    rows, att_sources = _attention_rows(m)
+    compute = max((r["sdpa"] for r in rows), default=None)
+    sources = [m.baseline] + att_sources
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    intensities = [2 ** (k / 4) for k in range(-16, 56)]
+    roof = [min(i * bw, compute * 1e12) if compute else i * bw for i in intensities]
+    ax.plot(intensities, [r / 1e12 for r in roof], color=COLOURS["copy"], lw=1.5)
+    ax.annotate(f"memory roof: {b['copy_peak_GBs']:.0f} GB/s × intensity", (4, 4 * bw / 1e12),
+                xytext=(-10, 10), textcoords="offset points", ha="right", fontsize=8)
+    if compute:
+        ax.annotate(f"compute roof used here: best measured attention, {compute:.0f} TFLOP/s\n"
+                    "(a measured rate, not the datasheet peak)", (intensities[-1], compute), xytext=(0, 6),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=8)
+        ridge = compute * 1e12 / bw
+        ax.axvline(ridge, color="#888888", ls=":", lw=1)
+        ax.annotate(f"ridge ≈ {ridge:.0f} FLOP/byte", (ridge, compute / 30), xytext=(4, 0),
+                    textcoords="offset points", fontsize=8, color="#555555")
+    points = []
+    if b.get("vadd_triton_GBs"):
+        # fp32 vector add: one FLOP per element, 12 bytes per element.
+        points.append(("vector add fp32\n1 FLOP / 12 B", 1 / 12, b["vadd_triton_GBs"] * 1e9 / 12, COLOURS["triton"]))
+    soft = [r for r in b.get("softmax", []) if r["M"] == 4096 and r["N"] == 4096 and r.get("triton_row")]
+    if soft:
+        # fp32 softmax: about 5 FLOP per element (max, subtract, exp, add, divide) per 8 bytes.
+        points.append(("softmax fp32 (≈5 FLOP / 8 B)", 5 / 8, soft[0]["triton_row"] * 1e9 * 5 / 8, COLOURS["triton"]))
+    full = [r for r in rows if not r["causal"]]
+    if m.attention is not None and full:
+        first = m.attention.data[0]
+        _bb, _hh, s, d = first["shape"]
+        # Prefill attention, bf16, per head: 4·S²·D FLOP over Q, K, V, O = 4·S·D·2 bytes -> S/2 FLOP/byte.
+        points.append((f"attention prefill S={s}\n(S/2 = {s // 2} FLOP/B)", s / 2, first["triton_TF"] * 1e12,
+                       COLOURS["triton"]))
+        # Decode: one query against the K/V cache: 4·S·D FLOP over 2·S·D·2 bytes -> 1 FLOP/byte.
+        points.append(("attention decode\n(≈1 FLOP/B: at most the roof)", 1.0, bw * 1.0, "#d62728"))
+    for label, x, y, colour in points:
+        hollow = "decode" in label
+        ax.plot([x], [y / 1e12], "o", color=colour, mfc="white" if hollow else colour, ms=7)
+        if hollow:  # above and to the left, clear of the softmax point just below it
+            ax.annotate(label, (x, y / 1e12), xytext=(-8, 6), textcoords="offset points", fontsize=7,
+                        ha="right", va="bottom")
+            continue
+        right = x < 1000  # labels of points near the right edge go to their left
+        ax.annotate(label, (x, y / 1e12), xytext=(6 if right else -6, -10), textcoords="offset points",
+                    fontsize=7, ha="left" if right else "right", va="top")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    if compute:
+        ax.set_ylim(0.1, compute * 6)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of HBM traffic)")
+    ax.set_ylabel("attainable TFLOP/s")
+    ax.set_title("Roofline of the measured H200: where each kernel sits")
+    _save(fig, out, "roofline.svg", sources, written)
+
+
+def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None:
+    """Generic: GB/s against bytes moved, one line per kernel, with the file's ceiling."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    by_kernel: dict[str, list[tuple[float, float]]] = {}
+    for r in source.data["rows"]:
+        moved = _rows_bytes(r)
+        if moved and r.get("gbps"):
+            by_kernel.setdefault(str(r.get("kernel", "?")), []).append((moved, float(r["gbps"])))
+    for kernel, pts in sorted(by_kernel.items()):
+        pts.sort()
+        key = _kernel_key(kernel)
+        ax.plot(*zip(*pts), "o-", ms=4, color=COLOURS.get(key), label=LABELS.get(key, kernel))
+    meta = source.data["meta"]
+    if meta.get("ceiling_gbps"):
+        ax.axhline(float(meta["ceiling_gbps"]), color=COLOURS["copy"], ls="--", lw=1,
+                   label=f"measured copy ceiling {float(meta['ceiling_gbps']):.0f} GB/s")
+    if meta.get("spec_gbps"):
+        ax.axhline(float(meta["spec_gbps"]), color="#b22222", ls=":", lw=1,
+                   label=f"spec peak {float(meta['spec_gbps']):.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_bytes_label))
+    ax.set_xlabel("bytes moved per call (the exercise's minimum byte count)")
+    ax.set_ylabel("achieved GB/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Exercise {number}: achieved bandwidth on {source.gpu}")
+    _save(fig, out, f"ex{number:02d}_bandwidth.svg", [source], written)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------------
+
+
+def write_sources(out: Path, written: dict[str, list[str]]) -> None:
+    lines = ["| plot | drawn from |", "|---|---|"]
+    for name, files in written.items():
+        shown = ", ".join(f"`{f}`" for f in files) or "(no data found)"
+        lines.append(f"| `{name}` | {shown} |")
+    (out / "SOURCES.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--measurements", type=Path, default=DEFAULT_MEASUREMENTS,
+                        help="folder of *.json measurement files (default: docs/measurements)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="folder for the SVG files and SOURCES.md (default: docs/assets/plots)")
+    args = parser.parse_args(argv)
+    if not args.measurements.is_dir():
+        parser.error(f"{args.measurements} is not a folder")
+    measurements = load(args.measurements)
+    for note in measurements.ignored:
+        print(f"ignored {note}", file=sys.stderr)
+    if measurements.baseline is None and not measurements.exercises:
+        print(f"no measurements found in {args.measurements}: nothing to plot", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    _style()
+    written: dict[str, list[str]] = {}
+    plot_bandwidth_vs_size(measurements, args.out, written)
+    plot_softmax_comparison(measurements, args.out, written)
+    plot_softmax_variants(measurements, args.out, written)
+    plot_bias_gelu(measurements, args.out, written)
+    plot_attention(measurements, args.out, written)
+    plot_roofline(measurements, args.out, written)
+    for number, source in sorted(measurements.exercises.items()):
+        plot_exercise(number, source, args.out, written)
+    write_sources(args.out, written)
+    for name in written:
+        print(args.out / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""The checks every exercise's spec is built from.
+
+A spec (``grader/specs/exNN_*.py``) is an ordinary pytest module. Its tests make inputs with
+`randn`, compute a float64 reference, and hand both to `run_case`, which:
+
+1. copies each input into a NaN-guarded buffer (`grader.guards`),
+2. calls the learner's function under a `grader.watch.Watch` (launches, torch ops, poisoned
+   output allocations),
+3. turns an exception into a sentence (`grader.failures`),
+4. checks that a Triton kernel was launched, that torch did not compute or fill anything,
+   that nothing was written outside the output or into an input,
+5. compares with the reference (`grader.compare`), and, when that fails, reruns with different
+   guard contents to tell whether the kernel reads outside its inputs.
+
+`measure_bandwidth` is the GPU-only performance check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from grader import guards
+from grader.compare import Tolerance, dtype_name, expect_close
+from grader.failures import GradeFailure, describe_exception
+from grader.watch import Launch, Watch
+
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+@dataclass
+class Context:
+    """Set by the pytest plugin for the run: what the checks need to know about it."""
+
+    learner_file: str | None = None
+    mode: str = "interpreter"  # or "gpu"
+    device: str = "cpu"
+    #: The plugin reads these after each test.
+    launches: list[int] = field(default_factory=list)
+    performance: dict | None = None
+    extra: dict = field(default_factory=dict)
+
+
+CONTEXT = Context()
+
+
+def dtype_id(dtype: torch.dtype) -> str:
+    return {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}.get(dtype, dtype_name(dtype))
+
+
+def randn(shape, dtype: torch.dtype, generator: torch.Generator, device: str, *, scale: float = 1.0) -> torch.Tensor:
+    """Fresh normal random data (never zeros), drawn on the CPU so a seed replays on any device."""
+    data = torch.randn(tuple(shape), generator=generator, dtype=torch.float32) * scale
+    return data.to(dtype).to(device)
+
+
+def with_row_stride(x: torch.Tensor, row_stride: int) -> torch.Tensor:
+    """The same 2-D values laid out with ``row_stride`` elements between row starts (gaps between)."""
+    m, n = x.shape
+    assert row_stride >= n
+    wide = torch.empty((m, row_stride), dtype=x.dtype, device=x.device)
+    wide[:, :n] = x
+    return wide[:, :n]
+
+
+@dataclass
+class CaseReport:
+    result: Any
+    launches: list[Launch]
+    inputs: dict[str, torch.Tensor]
+
+
+def _call(fn: Callable, args: list, kwargs: dict) -> tuple[Any, Watch]:
+    watch = Watch()
+    try:
+        with watch:
+            result = fn(*args, **kwargs)
+            if CONTEXT.device == "cuda":
+                torch.cuda.synchronize()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # the learner's code may raise anything
+        raise describe_exception(exc, CONTEXT.learner_file) from None
+    return result, watch
+
+
+def _where(regions: dict[str, int], name: str) -> str:
+    words = {"after": f"past the end of `{name}`", "before": f"before the start of `{name}`",
+             "gaps": f"into the gaps between the rows of `{name}`"}
+    return ", ".join(f"{count} elements {words[region]}" for region, count in regions.items())
+
+
+def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedTensor], *,
+                 out_name: str, allow_fill: bool, max_launches: int | None) -> guards.GuardedTensor | None:
+    outcome = watch.result
+    if not outcome.launches:
+        raise GradeFailure(
+            "your function returned without launching a Triton kernel: call your kernel with "
+            "`kernel[grid](...)` (the answer must come from it)"
+        )
+    if outcome.computed:
+        ops = ", ".join(dict.fromkeys(outcome.computed))
+        raise GradeFailure(
+            f"part of the answer was computed with torch ({ops}), not by your kernel: everything "
+            "between the loads and the store belongs in the Triton kernel"
+        )
+    if outcome.fills and not allow_fill:
+        ops = ", ".join(dict.fromkeys(outcome.fills))
+        raise GradeFailure(
+            f"the output was filled with torch before your kernel ran ({ops}): that is a whole extra "
+            "kernel launch writing every byte once more. Allocate with torch.empty_like; your kernel "
+            "writes every element anyway"
+        )
+    if max_launches is not None and len(outcome.launches) > max_launches:
+        names = ", ".join(launch.kernel for launch in outcome.launches)
+        raise GradeFailure(
+            f"one call launched {len(outcome.launches)} kernels ({names}); this exercise asks for "
+            f"{'exactly one' if max_launches == 1 else f'at most {max_launches}'}"
+        )
+    returned = outcome.output_for(result)
+    for out in outcome.outputs:
+        name = out_name if out is returned else "a tensor you allocated"
+        regions = out.outside_writes()
+        if regions:
+            raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)")
+    for g in guarded_inputs:
+        regions = g.outside_writes()
+        if regions:
+            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only")
+        inside = g.inside_writes()
+        if inside:
+            raise GradeFailure(f"your kernel changed {inside} elements of the input `{g.name}`: inputs are read-only")
+    return returned
+
+
+def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
+                   first: torch.Tensor) -> str | None:
+    """Rerun with finite guards around each input in turn: if the answer moves, the kernel reads there."""
+    baseline = guards.bits_view(first.detach()).clone()
+    for g in guarded_inputs:
+        if not g.buffer.dtype.is_floating_point:
+            continue
+        saved = g.buffer.clone()
+        try:
+            guards.refill_input_guard(g, 0.5)
+            try:
+                again, _ = _call(fn, args, kwargs)
+            except GradeFailure:
+                return None
+            if isinstance(again, torch.Tensor) and again.shape == first.shape:
+                if bool((guards.bits_view(again.detach()) != baseline).any()):
+                    return g.name
+        finally:
+            g.buffer.copy_(saved)
+            g.snapshot = guards.bits_view(g.buffer).clone()
+    return None
+
+
+def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
+             out_name: str = "out", dtype: torch.dtype | None = None, tolerance: Tolerance | None = None,
+             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None) -> CaseReport:
+    """Call ``fn(*inputs.values(), **kwargs)`` with guarded inputs and check everything.
+
+    ``expected`` is the float64 reference, or a callable that checks the result itself (raising
+    GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
+    """
+    kwargs = dict(kwargs or {})
+    guarded_inputs: list[guards.GuardedTensor] = []
+    args: list[Any] = []
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor):
+            g = guards.guard_input(name, value)
+            guarded_inputs.append(g)
+            args.append(g.view)
+        else:
+            args.append(value)
+    for name, value in list(kwargs.items()):
+        if isinstance(value, torch.Tensor):
+            g = guards.guard_input(name, value)
+            guarded_inputs.append(g)
+            kwargs[name] = g.view
+
+    result, watch = _call(fn, args, kwargs)
+    CONTEXT.launches.append(len(watch.result.launches))
+    returned = _check_watch(watch, result, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
+                            max_launches=max_launches)
+    try:
+        if callable(expected):
+            expected(result)
+        else:
+            expect_close(result, expected, name=out_name, dtype=dtype, tolerance=tolerance,
+                         poisoned=returned is not None)
+    except GradeFailure as failure:
+        if CONTEXT.mode == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 and "tolerance" in str(failure):
+            failure = GradeFailure(f"{failure}. Note: Triton's interpreter computes bfloat16 arithmetic on the raw bits "
+                                   "(a known interpreter limit; a GPU is right): convert loaded values with "
+                                   "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
+        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
+        if culprit:
+            raise GradeFailure(
+                f"read past the end of `{culprit}`: your answer changes when the memory around "
+                f"`{culprit}` changes, so a load without a (correct) mask reads outside it. {failure}"
+            ) from None
+        raise
+    named = {g.name: g.view for g in guarded_inputs}
+    return CaseReport(result, watch.result.launches, named)
+
+
+def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
+                      check: Callable[[Any], None] | None = None, label: str = "") -> dict:
+    """GPU only: time ``fn(*args)``, turn it into GB/s and a fraction of this GPU's ceiling.
+
+    ``nbytes`` is the exercise's *minimum* byte model for these arguments (each input read
+    once, each output written once). Records the result for the report and raises
+    GradeFailure when the fraction is under the floor or impossibly high.
+    """
+    from grader import perf
+
+    result, launches = _timed_launches(fn, args)
+    if check is not None:
+        check(result)
+    ms = perf.time_ms(lambda: fn(*args))
+    ms_again = perf.time_ms(lambda: fn(*args))
+    ceiling, cached = perf.measure_ceiling()
+    achieved = perf.gbps(nbytes, min(ms, ms_again))
+    fraction = achieved / ceiling.ceiling_gbps
+    passed, verdict = perf.fraction_verdict(fraction, floor)
+    info = perf.gpu_info()
+    CONTEXT.performance = {
+        "achieved_gbps": round(achieved, 1),
+        "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
+        "copy_gbps": round(ceiling.copy_gbps, 1),
+        "add_gbps": round(ceiling.add_gbps, 1),
+        "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
+        "fraction": round(fraction, 4),
+        "floor": floor,
+        "passed": passed,
+        "verdict": verdict,
+        "ms": round(min(ms, ms_again), 5),
+        "ms_runs": [round(ms, 5), round(ms_again, 5)],
+        "bytes": nbytes,
+        "input": label,
+        "l2_bytes": info.l2_bytes,
+        "gpu": info.name,
+        "driver": info.driver,
+        "ceiling_cached": cached,
+        "launches": len(launches),
+    }
+    if not passed:
+        raise GradeFailure(f"performance: {verdict} ({achieved:.0f} of {ceiling.ceiling_gbps:.0f} GB/s on {label})")
+    return CONTEXT.performance
+
+
+def _timed_launches(fn: Callable, args: list) -> tuple[Any, list[Launch]]:
+    from grader.watch import count_launches
+
+    try:
+        result, launches = count_launches(fn, *args)
+        torch.cuda.synchronize()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        raise describe_exception(exc, CONTEXT.learner_file) from None
+    return result, launches
+
+
+def require(condition: bool, message: str) -> None:
+    """Fail the current check with ``message`` unless ``condition`` holds."""
+    if not condition:
+        raise GradeFailure(message)
+
+
+__all__ = ["CONTEXT", "FLOAT_DTYPES", "GradeFailure", "Tolerance", "dtype_id", "measure_bandwidth",
+           "randn", "require", "run_case", "with_row_stride"]

@@ -1,0 +1,116 @@
+"""What a failed check says: `GradeFailure`, and how the learner's exceptions become sentences.
+
+Every message a learner reads is a sentence about their code ("your store has no mask: wrote
+24 elements past the end of `out`"), never a bare traceback. This module turns the exceptions
+that running a learner's code can raise into such sentences, pointing at the line in their file.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+
+class GradeFailure(AssertionError):
+    """A check failed; ``str(exc)`` is the sentence the learner reads.
+
+    ``kind`` lets the front end group failures: "not_implemented" stops the run after the first
+    one (every other check would say the same), "fatal" means the process can no longer be
+    trusted (a CUDA error poisons the context) and the grader restarts it before the next check.
+    """
+
+    def __init__(self, message: str, *, kind: str = "wrong"):
+        super().__init__(message)
+        self.kind = kind
+
+
+def learner_location(exc: BaseException, learner_file: str | None) -> str:
+    """' (exercises/ex01_vector_add.py:42: `tl.store(out_ptr + offs, x)`)' or ''."""
+    if not learner_file:
+        return ""
+    target = Path(learner_file).resolve()
+    found = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:  # walk the chain: interpreter wraps errors
+        seen.add(id(current))
+        for frame in traceback.extract_tb(current.__traceback__):
+            try:
+                if Path(frame.filename).resolve() == target:
+                    found = frame
+            except OSError:
+                continue
+        current = current.__cause__ or current.__context__
+    if found is None:
+        return ""
+    line = (found.line or "").strip()
+    shown = _relative(target)
+    return f" ({shown}:{found.lineno}: `{line}`)" if line else f" ({shown}:{found.lineno})"
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _first_line(text: str) -> str:
+    for line in str(text).strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def describe_exception(exc: BaseException, learner_file: str | None) -> GradeFailure:
+    """Turn an exception raised while running the learner's code into a GradeFailure."""
+    if isinstance(exc, GradeFailure):
+        return exc
+    where = learner_location(exc, learner_file)
+    root = _innermost(exc)
+    if isinstance(root, NotImplementedError):
+        detail = _first_line(root) or "the TODOs are still there"
+        return GradeFailure(f"not implemented yet: {detail}{where}", kind="not_implemented")
+    text = f"{type(root).__name__}: {root}"
+    if "illegal memory access" in text or "misaligned address" in text:
+        return GradeFailure(
+            "the GPU reported an illegal memory access while your kernel ran: a load or store "
+            "reached outside every tensor (is a mask missing, or is an offset computed with the "
+            f"wrong stride?){where}. CUDA errors end the process; the grader restarts it for "
+            "the next check.",
+            kind="fatal",
+        )
+    if "CUDA error" in text or "CUDA driver error" in text:
+        return GradeFailure(f"CUDA failed while your code ran: {_first_line(text)}{where}", kind="fatal")
+    if _is_compilation_error(exc) or _is_compilation_error(root):
+        return GradeFailure(f"your kernel did not compile: {_compile_message(exc)}{where}")
+    if isinstance(root, RecursionError):
+        return GradeFailure(f"your code recursed without end{where}")
+    return GradeFailure(f"your code raised {type(root).__name__}: {_first_line(str(root)) or '(no message)'}{where}")
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The interpreter wraps the learner's error in InterpreterError(repr(e)): unwrap it."""
+    seen: set[int] = set()
+    current = exc
+    while type(current).__name__ == "InterpreterError" and current.__cause__ is not None:
+        if id(current) in seen:
+            break
+        seen.add(id(current))
+        current = current.__cause__
+    return current
+
+
+def _is_compilation_error(exc: BaseException) -> bool:
+    return any(cls.__name__ in {"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"}
+               for cls in type(exc).__mro__)
+
+
+def _compile_message(exc: BaseException) -> str:
+    """Triton's CompilationError text is the source with a caret, then the cause: keep both short."""
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    cause = lines[-1] if lines else type(exc).__name__
+    if exc.__cause__ is not None and str(exc.__cause__).strip():
+        cause = _first_line(str(exc.__cause__))
+    return cause

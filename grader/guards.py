@@ -1,0 +1,175 @@
+"""Guard regions and poison: how the grader sees writes past the end and unwritten outputs.
+
+Every tensor handed to the learner is a view into a larger buffer:
+
+    [ guard | the view (with its row gaps) | guard ]
+
+* Input guards (and gaps between strided rows) hold NaN with payload ``INPUT_GUARD``: a
+  kernel that reads them without a mask gets NaN into its answer.
+* Outputs are allocated by the learner (``torch.empty_like``); the grader intercepts that
+  allocation (see `grader.watch`) and hands back a view whose elements hold NaN with payload
+  ``POISON`` (so "left K elements unwritten" can be told apart from a computed NaN) and whose
+  guards hold a finite ``SENTINEL``.
+
+The interpreter does no bounds checking: an unmasked store writes straight into whatever
+memory lies there. With a 64-element guard and a 256-wide block we saw `free(): invalid
+pointer` kill the process, so guards are far wider than any plausible block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+#: Elements of guard on each side. 65536 covers a 16384-wide softmax block several times over.
+GUARD = 1 << 16
+
+_INT_VIEW = {torch.float32: torch.int32, torch.float64: torch.int64,
+             torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+# NaN bit patterns with distinctive payloads (quiet NaNs, so arithmetic keeps them NaN).
+_INPUT_GUARD_BITS = {torch.float32: 0x7FC0_6A11, torch.float64: 0x7FF8_0000_0000_6A11,
+                     torch.float16: 0x7E11, torch.bfloat16: 0x7FD1}
+_POISON_BITS = {torch.float32: 0x7FC0_0BAD, torch.float64: 0x7FF8_0000_0000_0BAD,
+                torch.float16: 0x7E0B, torch.bfloat16: 0x7FCB}
+#: Output guards hold a finite value no kernel computes by accident.
+SENTINEL = -123.456
+#: Integer tensors (lengths, indices) get these instead.
+INT_INPUT_GUARD = -987_654_321
+INT_POISON = -123_456_789
+
+
+def bits_view(t: torch.Tensor) -> torch.Tensor:
+    """The same memory seen as integers, for bitwise comparison (NaN payloads included)."""
+    if t.dtype in _INT_VIEW:
+        return t.view(_INT_VIEW[t.dtype])
+    if t.dtype == torch.bool:
+        return t.view(torch.uint8)
+    return t
+
+
+def _fill_bits(buf: torch.Tensor, pattern: dict, int_value: int) -> None:
+    if buf.dtype in pattern:
+        bits = pattern[buf.dtype]
+        int_dtype = _INT_VIEW[buf.dtype]
+        info = torch.iinfo(int_dtype)
+        if bits > info.max:  # two's complement for patterns with the top bit set
+            bits -= 1 << info.bits
+        buf.view(int_dtype).fill_(bits)
+    elif buf.dtype == torch.bool:
+        buf.fill_(True)
+    else:
+        buf.fill_(int_value)
+
+
+def fill_input_guard(buf: torch.Tensor) -> None:
+    _fill_bits(buf, _INPUT_GUARD_BITS, INT_INPUT_GUARD)
+
+
+def fill_poison(buf: torch.Tensor) -> None:
+    _fill_bits(buf, _POISON_BITS, INT_POISON)
+
+
+def fill_sentinel(buf: torch.Tensor) -> None:
+    if buf.dtype.is_floating_point:
+        buf.fill_(SENTINEL)
+    else:
+        buf.fill_(INT_POISON + 1)
+
+
+def is_poison(t: torch.Tensor) -> torch.Tensor:
+    """Boolean mask of elements still holding the output poison (never written)."""
+    if t.dtype in _POISON_BITS:
+        bits = _POISON_BITS[t.dtype]
+        int_dtype = _INT_VIEW[t.dtype]
+        info = torch.iinfo(int_dtype)
+        if bits > info.max:
+            bits -= 1 << info.bits
+        return bits_view(t) == bits
+    if t.dtype == torch.bool:
+        return torch.zeros_like(t, dtype=torch.bool)
+    return t == INT_POISON
+
+
+def extent(shape: tuple[int, ...], stride: tuple[int, ...]) -> int:
+    """Elements spanned by a strided view, from its first element to its last (gaps included)."""
+    if any(s == 0 for s in shape):
+        return 0
+    if any(st < 0 for st in stride):
+        raise ValueError("negative strides are not supported by the guards")
+    return 1 + sum((size - 1) * st for size, st in zip(shape, stride))
+
+
+@dataclass
+class GuardedTensor:
+    """A view into a guarded buffer, and what the buffer held when it was handed over."""
+
+    name: str
+    role: str  # "input" or "output"
+    buffer: torch.Tensor  # 1-D, guard + extent + guard elements
+    view: torch.Tensor
+    covered: torch.Tensor  # bool over buffer: True where the view's elements are
+    snapshot: torch.Tensor = field(repr=False)  # integer copy of the buffer's bits at hand-over
+
+    @property
+    def offset(self) -> int:
+        return GUARD
+
+    def changed(self) -> torch.Tensor:
+        """Bool over the buffer: elements whose bits differ from the hand-over."""
+        return bits_view(self.buffer) != self.snapshot
+
+    def outside_writes(self) -> dict[str, int]:
+        """Writes outside the view, split into before the start, in the gaps, past the end."""
+        changed = self.changed() & ~self.covered
+        if not bool(changed.any()):
+            return {}
+        n = self.buffer.numel()
+        idx = torch.arange(n, device=changed.device)
+        end = n - GUARD
+        counts = {
+            "before": int((changed & (idx < GUARD)).sum()),
+            "gaps": int((changed & (idx >= GUARD) & (idx < end)).sum()),
+            "after": int((changed & (idx >= end)).sum()),
+        }
+        return {k: v for k, v in counts.items() if v}
+
+    def inside_writes(self) -> int:
+        return int((self.changed() & self.covered).sum())
+
+
+def _guarded_buffer(shape, stride, dtype, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    span = extent(tuple(shape), tuple(stride))
+    buffer = torch.empty(GUARD + span + GUARD, dtype=dtype, device=device)
+    covered = torch.zeros(buffer.numel(), dtype=torch.bool, device=device)
+    if span:
+        covered.as_strided(tuple(shape), tuple(stride), GUARD).fill_(True)
+    view = buffer.as_strided(tuple(shape), tuple(stride), GUARD)
+    return buffer, view, covered
+
+
+def guard_input(name: str, value: torch.Tensor) -> GuardedTensor:
+    """A copy of ``value`` (same shape and strides) inside a NaN-guarded buffer."""
+    buffer, view, covered = _guarded_buffer(value.shape, value.stride(), value.dtype, value.device)
+    fill_input_guard(buffer)
+    view.copy_(value)
+    return GuardedTensor(name, "input", buffer, view, covered, bits_view(buffer).clone())
+
+
+def guard_output(name: str, shape, stride, dtype, device) -> GuardedTensor:
+    """A fresh output: elements poisoned with NaN, guards and gaps holding the sentinel."""
+    buffer, view, covered = _guarded_buffer(shape, stride, dtype, device)
+    fill_sentinel(buffer)
+    fill_poison(view)
+    return GuardedTensor(name, "output", buffer, view, covered, bits_view(buffer).clone())
+
+
+def refill_input_guard(guarded: GuardedTensor, value: float) -> None:
+    """Replace the input's guards and gaps with a finite value (to test whether it is read)."""
+    outside = ~guarded.covered
+    if guarded.buffer.dtype.is_floating_point:
+        guarded.buffer[outside] = value
+    else:
+        guarded.buffer[outside] = int(value)
+    guarded.snapshot = bits_view(guarded.buffer).clone()

@@ -1,0 +1,29 @@
+"""GPU or interpreter: decided once per process, before Triton is imported.
+
+Triton reads ``TRITON_INTERPRET`` when kernels are decorated, so the variable must be set
+before ``import triton`` anywhere in the process. `select` imports torch (which does not import
+Triton), asks whether CUDA is usable, and sets or clears the variable accordingly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def select(*, force_interpreter: bool = False) -> str:
+    """Return "gpu" or "interpreter" and prepare the environment for it."""
+    if "triton" in sys.modules and not os.environ.get("TRITON_INTERPRET"):
+        # Too late to switch: whatever Triton was imported as is what we have.
+        return "gpu"
+    import torch
+
+    if not force_interpreter and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
+        os.environ.pop("TRITON_INTERPRET", None)
+        return "gpu"
+    os.environ["TRITON_INTERPRET"] = "1"
+    return "interpreter"
+
+
+def device_for(mode: str) -> str:
+    return "cuda" if mode == "gpu" else "cpu"

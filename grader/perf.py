@@ -1,0 +1,226 @@
+"""Timing, the bandwidth ceiling of this GPU, and the fraction a kernel reaches.
+
+Honest numbers need four things, and this module does each once:
+
+* a median over many runs with the L2 flushed between them (`time_ms`, through
+  `triton.testing.do_bench`, which zeroes a 256 MB buffer before every run);
+* inputs several times the L2 size, so HBM is measured and not the cache (`sized_for_hbm`);
+* a ceiling measured on *this* GPU rather than a datasheet number (`measure_ceiling`);
+* the datasheet number beside it anyway, so the learner sees both (`spec_peak_gbps`).
+
+Why the ceiling is the better of a copy and an add: on the H200 a device-to-device copy
+(one read, one write) moved 4272 GB/s while a 2-read/1-write add moved 4364 GB/s (2% more;
+HBM turns around between reads and writes less often). A ceiling from the copy alone would
+put a perfect vector add at 102%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+GB = 1e9  # bandwidths are in decimal GB/s, as vendors quote them
+MiB = 1 << 20
+
+#: Above this fraction of the ceiling a result is a measurement error, not a pass.
+#: 3% leaves room for run-to-run noise (two runs of the same kernel on the H200 differed by <1%).
+MEASUREMENT_ERROR_FRACTION = 1.03
+
+
+@dataclass
+class GpuInfo:
+    name: str
+    driver: str
+    sm_count: int
+    l2_bytes: int
+    total_bytes: int
+    capability: str
+
+
+def gpu_info(device: int = 0) -> GpuInfo:
+    props = torch.cuda.get_device_properties(device)
+    return GpuInfo(
+        name=props.name,
+        driver=_driver_version(),
+        sm_count=props.multi_processor_count,
+        l2_bytes=int(getattr(props, "L2_cache_size", 0)) or 50 * MiB,
+        total_bytes=props.total_memory,
+        capability=f"{props.major}.{props.minor}",
+    )
+
+
+def _driver_version() -> str:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            version = pynvml.nvmlSystemGetDriverVersion()
+            return version.decode() if isinstance(version, bytes) else version
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # NVML missing (no nvidia-ml-py, or a driver without it)
+        return f"unknown (CUDA {torch.version.cuda})"
+
+
+def spec_peak_gbps(device: int = 0) -> float | None:
+    """Datasheet peak from NVML: memory clock x bus width x 2 (double data rate).
+
+    On the H200: 3201 MHz x 6016 bits x 2 / 8 = 4814 GB/s. None where NVML cannot say.
+    """
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+            clock_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+            bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None
+    if not clock_mhz or not bus_bits:
+        return None
+    return clock_mhz * 1e6 * bus_bits * 2 / 8 / GB
+
+
+def time_ms(fn: Callable[[], object], *, warmup_ms: int = 25, rep_ms: int = 100) -> float:
+    """Median time of ``fn()`` in milliseconds, L2 flushed before each run (CUDA events)."""
+    import triton.testing
+
+    return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+
+
+def gbps(nbytes: int, ms: float) -> float:
+    """Achieved bandwidth: bytes / time, in GB/s."""
+    return nbytes / (ms * 1e-3) / GB
+
+
+def sized_for_hbm(bytes_per_element_set: int, *, l2_multiple: int = 8, budget_fraction: float = 0.5) -> int:
+    """How many elements make the data at least ``l2_multiple`` times the L2 size.
+
+    ``bytes_per_element_set`` is the bytes one element costs across every tensor the kernel
+    touches (4 + 4 + 4 for an fp32 vector add). Capped so everything fits in ``budget_fraction``
+    of free memory; on a small laptop GPU the input is then smaller than eight L2s, and the
+    report says so through the returned size.
+    """
+    info = gpu_info()
+    want = l2_multiple * info.l2_bytes * 3 // bytes_per_element_set
+    free, _ = torch.cuda.mem_get_info()
+    cap = int(free * budget_fraction) // bytes_per_element_set
+    n = min(want, cap)
+    return max(1 << 20, n)
+
+
+# --- the ceiling -------------------------------------------------------------------------
+
+@dataclass
+class Ceiling:
+    gpu: str
+    driver: str
+    ceiling_gbps: float
+    copy_gbps: float
+    add_gbps: float
+    buffer_bytes: int
+    measured_at: str
+    torch: str
+
+    def key(self) -> str:
+        return cache_key(self.gpu, self.driver)
+
+
+def cache_key(gpu: str, driver: str) -> str:
+    return f"{gpu} | driver {driver}"
+
+
+def cache_path() -> Path:
+    """Where measured ceilings are kept: the user cache dir, or $GRADE_CACHE_DIR."""
+    override = os.environ.get("GRADE_CACHE_DIR")
+    if override:
+        return Path(override) / "ceilings.json"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("triton-memory-course")) / "ceilings.json"
+
+
+def load_cached(gpu: str, driver: str) -> Ceiling | None:
+    try:
+        data = json.loads(cache_path().read_text())
+        return Ceiling(**data[cache_key(gpu, driver)])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store_cached(ceiling: Ceiling) -> None:
+    path = cache_path()
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data[ceiling.key()] = asdict(ceiling)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)  # atomic: an interrupted run never leaves half a file
+
+
+def measure_ceiling(*, refresh: bool = False) -> tuple[Ceiling, bool]:
+    """The bandwidth ceiling of this GPU and whether it came from the cache.
+
+    Measures a device-to-device copy and a 2-read/1-write add on buffers of at least
+    8x the L2 (1 GiB each on the H200), median of many runs, and keeps the better one.
+    """
+    info = gpu_info()
+    if not refresh:
+        cached = load_cached(info.name, info.driver)
+        if cached is not None:
+            return cached, True
+    elements = sized_for_hbm(3 * 4, l2_multiple=16)
+    a = torch.randn(elements, device="cuda")
+    b = torch.randn(elements, device="cuda")
+    c = torch.empty_like(a)
+    copy_ms = time_ms(lambda: c.copy_(a), rep_ms=200)
+    add_ms = time_ms(lambda: torch.add(a, b, out=c), rep_ms=200)
+    nbytes = elements * 4
+    copy = gbps(2 * nbytes, copy_ms)
+    add = gbps(3 * nbytes, add_ms)
+    del a, b, c
+    ceiling = Ceiling(
+        gpu=info.name,
+        driver=info.driver,
+        ceiling_gbps=max(copy, add),
+        copy_gbps=copy,
+        add_gbps=add,
+        buffer_bytes=nbytes,
+        measured_at=time.strftime("%Y-%m-%d %H:%M:%S"),
+        torch=torch.__version__,
+    )
+    store_cached(ceiling)
+    return ceiling, False
+
+
+def fraction_verdict(fraction: float, floor: float) -> tuple[bool, str]:
+    """Pass/fail and a sentence for a measured fraction of the ceiling."""
+    if fraction > MEASUREMENT_ERROR_FRACTION:
+        return False, (
+            f"{fraction:.0%} of the ceiling is more than the memory can deliver: this is a "
+            "measurement error (is the byte model counting bytes the kernel does not move, or "
+            "is the input small enough to stay in L2?), not a pass"
+        )
+    if fraction >= floor:
+        return True, f"{fraction:.0%} of the ceiling (floor {floor:.0%})"
+    return False, f"{fraction:.0%} of the ceiling, below the floor of {floor:.0%}"
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)

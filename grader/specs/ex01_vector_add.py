@@ -1,0 +1,58 @@
+"""Checks for exercise 1, vector add: ``add(x, y) -> Tensor``.
+
+Byte model: read x, read y, write out, once each: ``3 * n * element_size`` bytes.
+"""
+
+import pytest
+import torch
+
+from grader import catalogue, checks
+
+FUNCTION = "add"
+EXERCISE = catalogue.get(1)
+
+#: The stub suggests BLOCK_SIZE = 1024; sizes straddle it and smaller blocks a learner might try.
+BLOCK = 1024
+#: Sizes where masks go wrong: tiny, around powers of two and the block, primes, and one large.
+SIZES = [1, 2, 3, 127, 128, 129, BLOCK - 1, BLOCK, BLOCK + 1, 4093, 65537]
+LARGE = {"interpreter": (1 << 20) + 3, "gpu": (1 << 24) + 3}
+
+
+def minimum_bytes(n: int, element_size: int) -> int:
+    """Fewest bytes an add can move: two reads and one write of n elements."""
+    return 3 * n * element_size
+
+
+def _check(fn, n, dtype, rng, device):
+    x = checks.randn((n,), dtype, rng, device)
+    y = checks.randn((n,), dtype, rng, device)
+    expected = x.double() + y.double()
+    checks.run_case(fn, {"x": x, "y": y}, expected, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
+@pytest.mark.parametrize("n", SIZES, ids=lambda n: f"n={n}")
+def test_matches_reference(learner_function, n, dtype, rng, device):
+    _check(learner_function, n, dtype, rng, device)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32], ids=checks.dtype_id)
+def test_large(learner_function, dtype, rng, device, mode):
+    _check(learner_function, LARGE[mode], dtype, rng, device)
+
+
+def test_performance(learner_function, mode):
+    if mode != "gpu":
+        pytest.skip("performance: not measured (no GPU)")
+    from grader import perf
+
+    n = perf.sized_for_hbm(3 * 4, l2_multiple=16)
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+
+    def check(out):
+        checks.require(isinstance(out, torch.Tensor) and out.shape == x.shape, "`out` has the wrong shape at the benchmark size")
+        checks.require(torch.equal(out, x + y), f"`out` is wrong at the benchmark size n = {n}")
+
+    checks.measure_bandwidth(learner_function, [x, y], nbytes=minimum_bytes(n, 4), floor=EXERCISE.floor,
+                             check=check, label=f"n = {n:,} fp32")
