@@ -31,7 +31,7 @@ def _check(fn, n, dtype, rng, device):
 
 
 @pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
-@pytest.mark.parametrize("n", SIZES, ids=lambda n: f"n={n}")
+@pytest.mark.parametrize("n", SIZES, ids=lambda n: f"n{n}")
 def test_matches_reference(learner_function, n, dtype, rng, device):
     _check(learner_function, n, dtype, rng, device)
 

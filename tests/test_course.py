@@ -1,0 +1,65 @@
+"""The course holds together: every solution passes, every stub says "not implemented yet",
+every known-wrong variant is rejected with the message it was written to provoke, and no file
+exists that the catalogue does not name."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import catalogue
+from tests.grading import ROOT, failure_messages, grade, variant_metadata, wrong_variants
+
+READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]
+
+
+@pytest.mark.parametrize("exercise", READY, ids=lambda e: f"ex{e.number:02d}")
+def test_solution_passes(exercise):
+    run = grade(exercise.number, exercise.solution_path)
+    assert run.mode == "interpreter"
+    assert run.passed, f"solution {exercise.solution_file} failed: {failure_messages(run)}"
+    perf = [c for c in run.checks if c.name == "performance"]
+    if perf:  # never reported as passed without a GPU
+        assert perf[0].skipped and not perf[0].passed
+        assert "not measured (no GPU)" in perf[0].message
+
+
+@pytest.mark.parametrize("exercise", READY, ids=lambda e: f"ex{e.number:02d}")
+def test_stub_says_not_implemented(exercise):
+    run = grade(exercise.number, exercise.learner_path)
+    assert not run.passed
+    messages = failure_messages(run)
+    assert messages, "the stub produced no failing check"
+    assert messages[0].startswith("not implemented yet"), messages[0]
+    assert "Traceback" not in messages[0]
+
+
+VARIANTS = wrong_variants()
+
+
+@pytest.mark.parametrize("number,path", VARIANTS, ids=[f"ex{n:02d}-{p.stem}" for n, p in VARIANTS])
+def test_wrong_variant_rejected_with_its_message(number, path):
+    meta = variant_metadata(path)
+    assert meta["EXPECTED"], f"{path} must say which message the grader gives (EXPECTED = ...)"
+    run = grade(number, path, select=meta["SELECT"], timeout=meta["TIMEOUT"])
+    assert not run.passed, f"{path.name} was not rejected"
+    messages = failure_messages(run)
+    assert any(meta["EXPECTED"] in m for m in messages), (
+        f"{path.name}: expected a failure containing {meta['EXPECTED']!r}, got {messages[:3]}"
+    )
+    assert not any("Traceback" in m for m in messages)
+
+
+def test_every_exercise_file_is_in_the_catalogue():
+    named = {e.learner_file for e in catalogue.EXERCISES} | {e.solution_file for e in catalogue.EXERCISES}
+    for folder in ("exercises", "solutions"):
+        for path in (ROOT / folder).glob("*.py"):
+            if path.name == "__init__.py":
+                continue
+            assert f"{folder}/{path.name}" in named, f"{folder}/{path.name} is not in grader/catalogue.py"
+
+
+def test_catalogue_numbers_are_consecutive_and_files_mirror():
+    numbers = [e.number for e in catalogue.EXERCISES]
+    assert numbers == list(range(1, len(numbers) + 1))
+    for e in catalogue.EXERCISES:
+        assert e.learner_file.removeprefix("exercises/") == e.solution_file.removeprefix("solutions/")
