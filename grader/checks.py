@@ -72,8 +72,8 @@ class CaseReport:
     inputs: dict[str, torch.Tensor]
 
 
-def _call(fn: Callable, args: list, kwargs: dict) -> tuple[Any, Watch]:
-    watch = Watch()
+def _call(fn: Callable, args: list, kwargs: dict, on_allocate=None) -> tuple[Any, Watch]:
+    watch = Watch(on_allocate=on_allocate)
     try:
         with watch:
             result = fn(*args, **kwargs)
@@ -253,6 +253,72 @@ def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
     return CONTEXT.performance
 
 
+def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
+                   max_passes: dict[str, float] | None = None, max_ratio: float | None = None,
+                   kwargs: dict | None = None, lesson: str = "") -> dict:
+    """Interpreter only: count the bytes the learner's kernel moves and hold them to the lesson.
+
+    Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`):
+    bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds how many times an input
+    may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once); ``max_ratio`` bounds all bytes
+    moved over ``minimum_bytes`` (the exercise's byte model). Bytes read or written outside every
+    tensor (an unmasked access into the guards) always fail. The figures go to the JSON report
+    under ``traffic``.
+    """
+    from grader import traffic
+
+    available, reason = traffic.traffic_available()
+    if not available:
+        import pytest
+
+        pytest.skip(reason)
+    kwargs = dict(kwargs or {})
+    guarded_inputs: list[guards.GuardedTensor] = []
+    args: list[Any] = []
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor):
+            g = guards.guard_input(name, value)
+            guarded_inputs.append(g)
+            args.append(g.view)
+        else:
+            args.append(value)
+    with traffic.count_traffic() as counter:
+        for g in guarded_inputs:
+            counter.watch(g.name, g.view)
+        result, watch = _call(fn, args, kwargs, on_allocate=counter.watch)
+    CONTEXT.launches.append(len(watch.result.launches))
+    _check_watch(watch, result, guarded_inputs, out_name="out", allow_fill=True, max_launches=None)
+
+    moved = counter.total_loaded + counter.total_stored
+    ratio = moved / minimum_bytes if minimum_bytes else float("inf")
+    sentence = traffic.describe(counter, minimum_bytes)
+    record = {**counter.as_dict(), "minimum_bytes": minimum_bytes, "moved_bytes": moved,
+              "ratio": round(ratio, 4), "sentence": sentence}
+    CONTEXT.extra["traffic"] = record
+    outside = counter.loaded_bytes(traffic.OUTSIDE) + counter.stored_bytes(traffic.OUTSIDE) \
+        if traffic.OUTSIDE in counter.as_dict()["tensors"] else 0
+    if outside:
+        raise GradeFailure(
+            f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
+            f"without a mask reaches past the end): {sentence}"
+        )
+    for name, limit in (max_passes or {}).items():
+        passes = counter.passes(name)
+        if passes > limit + 1e-9:
+            extra = counter.loaded_bytes(name) - int(limit * counter.size_bytes(name))
+            raise GradeFailure(
+                f"your kernel read `{name}` {passes:.2f} times ({traffic.format_bytes(extra)} more than "
+                f"{'one read' if limit == 1 else f'{limit:g} reads'}){': ' + lesson if lesson else ''}; "
+                f"moved {ratio:.2f}x the minimum. {sentence}"
+            )
+    if max_ratio is not None and ratio > max_ratio + 1e-9:
+        raise GradeFailure(
+            f"your kernel moved {ratio:.2f}x the minimum bytes (allowed {max_ratio:.2f}x)"
+            f"{': ' + lesson if lesson else ''}. {sentence}"
+        )
+    return record
+
+
 def _timed_launches(fn: Callable, args: list) -> tuple[Any, list[Launch]]:
     from grader.watch import count_launches
 
@@ -272,5 +338,5 @@ def require(condition: bool, message: str) -> None:
         raise GradeFailure(message)
 
 
-__all__ = ["CONTEXT", "FLOAT_DTYPES", "GradeFailure", "Tolerance", "dtype_id", "measure_bandwidth",
+__all__ = ["CONTEXT", "FLOAT_DTYPES", "GradeFailure", "Tolerance", "dtype_id", "expect_traffic", "measure_bandwidth",
            "randn", "require", "run_case", "with_row_stride"]

@@ -71,6 +71,12 @@ def cmd_exercise(args, console: Console) -> int:
         console.print(Text(f"Grading {path} …", style="dim"))
     run = isolation.run_checks(exercise, path, seed=seed, interpreter=args.interpreter,
                                check_timeout=args.timeout)
+    if args.traffic and run.mode == "gpu":
+        # Bytes are counted by Triton's interpreter: a second, interpreter-only run of the traffic check.
+        counted = isolation.run_checks(exercise, path, seed=seed, interpreter=True, check_timeout=args.timeout,
+                                       select="traffic")
+        replacements = {c.name: c for c in counted.checks if c.name.startswith("traffic")}
+        run.checks = [replacements.pop(c.name, c) for c in run.checks] + list(replacements.values())
     if not args.from_path:
         progress.record_run(exercise.number, run)
     if args.json:
@@ -153,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="replay the random inputs of an earlier run")
     p.add_argument("--interpreter", action="store_true", help="use Triton's interpreter even where a GPU exists")
     p.add_argument("--timeout", type=float, help="seconds one check may run (default: 120 interpreter, 60 GPU)")
+    p.add_argument("--traffic", action="store_true",
+                   help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape)")
     p.set_defaults(handler=cmd_exercise)
 
     p = sub.add_parser("hint", help="the next hint for exercise N")

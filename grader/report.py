@@ -104,7 +104,9 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
         elif skipped and len(skipped) == len(members):
             table.add_row(Text("–", style="yellow"), group, Text(skipped[0].message, style="yellow"))
         else:
-            detail = f"{len(members)} cases" if len(members) > 1 else (members[0].message or "passed")
+            extra = members[0].extra or {}
+            detail = (f"{len(members)} cases" if len(members) > 1 else
+                      (extra.get("traffic") or {}).get("sentence") or members[0].message or "passed")
             table.add_row(Text("✓", style="bold green"), group, Text(detail, style="green"))
     console.print(table)
     per_call = launches_per_call(run)

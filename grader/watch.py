@@ -190,8 +190,11 @@ class _Recorder(TorchDispatchMode):
 class Watch:
     """Context manager: ``with Watch(device) as w: fn(...)``; then read ``w.result``."""
 
-    def __init__(self, *, intercept_allocations: bool = True):
+    def __init__(self, *, intercept_allocations: bool = True, on_allocate=None):
         self.intercept_allocations = intercept_allocations
+        #: Called as on_allocate(name, tensor) for each intercepted allocation (the traffic counter
+        #: registers outputs this way, before the kernel that writes them runs).
+        self.on_allocate = on_allocate
         self.result = WatchResult()
         self._originals: list[tuple[type, Any]] = []
         self._mode: _Recorder | None = None
@@ -204,6 +207,8 @@ class Watch:
         name = "out" if self._counter == 1 else f"allocation #{self._counter}"
         guarded = guards.guard_output(name, fresh.shape, fresh.stride(), fresh.dtype, fresh.device)
         self.result.outputs.append(guarded)
+        if self.on_allocate is not None:
+            self.on_allocate(name, guarded.view)
         return guarded.view
 
     def _wrap(self, owner: type) -> None:

@@ -41,6 +41,18 @@ def test_large(learner_function, dtype, rng, device, mode):
     _check(learner_function, LARGE[mode], dtype, rng, device)
 
 
+def test_traffic(learner_function, rng, device, mode):
+    """Interpreter: count the bytes actually moved; an add reads x and y once and writes out once."""
+    if mode != "interpreter":
+        pytest.skip("traffic: counted in Triton's interpreter only (grade exercise 1 --traffic)")
+    n = 3 * BLOCK + 7  # several programs and a ragged tail: the masked-out lanes must not count
+    x = checks.randn((n,), torch.float32, rng, device)
+    y = checks.randn((n,), torch.float32, rng, device)
+    checks.expect_traffic(learner_function, {"x": x, "y": y}, minimum_bytes=minimum_bytes(n, 4),
+                          max_passes={"x": 1.0, "y": 1.0}, max_ratio=1.0,
+                          lesson="an add needs each input once")
+
+
 def test_performance(learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
