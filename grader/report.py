@@ -129,7 +129,7 @@ def _performance(run: RunResult, console: Console) -> None:
         f"({perf['ms'] * 1000:.1f} µs, median of many runs, L2 flushed)",
         f"ceiling {perf['ceiling_gbps']:.0f} GB/s measured on this {perf.get('gpu', 'GPU')} "
         f"(copy {perf.get('copy_gbps', 0):.0f}, add {perf.get('add_gbps', 0):.0f}){spec}",
-        f"{perf['fraction']:.0%} of the ceiling; floor {perf['floor']:.0%} → {perf['verdict']}",
+        ("passed: " if perf.get("passed") else "failed: ") + perf["verdict"],
     ]
     style = "green" if perf.get("passed") else "red"
     console.print(Panel("\n".join(lines), title="performance", border_style=style))

@@ -20,4 +20,19 @@ def run() -> list[dict]:
         rows.append(time_row("solution", lambda: add(x, y), nbytes, n=n, dtype="fp32"))
         rows.append(time_row("torch", lambda: torch.add(x, y), nbytes, n=n, dtype="fp32"))
         del x, y
+    # The floor's justification: the same kernel with other block sizes, at 2^28 fp32.
+    from solutions.ex01_vector_add import add_kernel
+
+    import triton
+
+    n = 1 << 28
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    for block in (128, 256, 512, 2048, 4096):
+        def launch(block=block):
+            add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK_SIZE=block)
+        launch()
+        assert torch.equal(out, x + y)
+        rows.append(time_row(f"solution BLOCK={block}", launch, minimum_bytes(n, 4), n=n, dtype="fp32"))
     return rows
