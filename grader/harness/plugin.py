@@ -111,6 +111,7 @@ def pytest_configure(config):
         _learner_error = GradeFailure(f"importing {path} failed: {failure}", kind=kind)
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
 def pytest_collection_modifyitems(session, config, items):
     done_file = config.getoption("--grade-done")
     if done_file and os.path.exists(done_file):
