@@ -89,7 +89,7 @@ def _call(fn: Callable, args: list, kwargs: dict, on_allocate=None) -> tuple[Any
 def _where(regions: dict[str, int], name: str) -> str:
     words = {"after": f"past the end of `{name}`", "before": f"before the start of `{name}`",
              "gaps": f"into the gaps between the rows of `{name}`"}
-    return ", ".join(f"{count} elements {words[region]}" for region, count in regions.items())
+    return ", ".join(f"{count} element{'s' if count != 1 else ''} {words[region]}" for region, count in regions.items())
 
 
 def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedTensor], *,
@@ -131,31 +131,44 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
             raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only")
         inside = g.inside_writes()
         if inside:
-            raise GradeFailure(f"your kernel changed {inside} elements of the input `{g.name}`: inputs are read-only")
+            raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input `{g.name}`: inputs are read-only")
     return returned
 
 
 def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
-                   first: torch.Tensor) -> str | None:
-    """Rerun with finite guards around each input in turn: if the answer moves, the kernel reads there."""
+                   first: torch.Tensor) -> tuple[str, str] | None:
+    """Rerun with finite values in one region around one input at a time (the gaps between its
+    rows, past its end, before its start): if the answer moves, the kernel reads there.
+    Returns (input name, region) or None."""
     baseline = guards.bits_view(first.detach()).clone()
     for g in guarded_inputs:
         if not g.buffer.dtype.is_floating_point:
             continue
-        saved = g.buffer.clone()
-        try:
-            guards.refill_input_guard(g, 0.5)
+        for region, where in guards.outside_regions(g).items():
+            if not bool(where.any()):
+                continue
+            saved = g.buffer.clone()
             try:
-                again, _ = _call(fn, args, kwargs)
-            except GradeFailure:
-                return None
-            if isinstance(again, torch.Tensor) and again.shape == first.shape:
-                if bool((guards.bits_view(again.detach()) != baseline).any()):
-                    return g.name
-        finally:
-            g.buffer.copy_(saved)
-            g.snapshot = guards.bits_view(g.buffer).clone()
+                guards.refill_input_guard(g, 0.5, where)
+                try:
+                    again, _ = _call(fn, args, kwargs)
+                except GradeFailure:
+                    return None
+                if isinstance(again, torch.Tensor) and again.shape == first.shape:
+                    if bool((guards.bits_view(again.detach()) != baseline).any()):
+                        return g.name, region
+            finally:
+                g.buffer.copy_(saved)
+                g.snapshot = guards.bits_view(g.buffer).clone()
     return None
+
+
+_READ_WORDS = {
+    "after": "read past the end of `{name}`",
+    "before": "read before the start of `{name}`",
+    "gaps": "read the gaps between the rows of `{name}` (does your offset use the row stride, `stride(0)`, "
+            "rather than the row length?)",
+}
 
 
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
@@ -199,9 +212,10 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
                                    "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
         culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
         if culprit:
+            name, region = culprit
             raise GradeFailure(
-                f"read past the end of `{culprit}`: your answer changes when the memory around "
-                f"`{culprit}` changes, so a load without a (correct) mask reads outside it. {failure}"
+                _READ_WORDS[region].format(name=name) + f": your answer changes when the memory there "
+                f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}"
             ) from None
         raise
     named = {g.name: g.view for g in guarded_inputs}

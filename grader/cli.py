@@ -1,7 +1,10 @@
-"""The `grade` command: list, exercise, hint, doctor.
+"""The `grade` command.
 
-Exit status: 0 passed, 1 failed, 2 usage error. Commands that do not grade avoid importing
-torch and Triton so they answer at once.
+Learners: ``list`` · ``exercise N`` · ``watch [N]`` · ``hint N`` · ``solution N`` · ``reset N`` ·
+``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
+
+Exit status: 0 passed (or done), 1 failed (or refused, with a sentence saying why), 2 usage error.
+Commands that do not grade avoid importing torch and Triton so they answer at once.
 """
 
 from __future__ import annotations
@@ -34,26 +37,9 @@ def _exercise(number: int) -> catalogue.Exercise:
 
 def cmd_list(args, console: Console) -> int:
     from grader import progress
+    from grader.render_progress import render_list
 
-    state = progress.load()
-    table = Table(title="Exercises", title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("exercise")
-    table.add_column("your file")
-    table.add_column("state")
-    table.add_column("best", justify="right")
-    done = 0
-    for exercise in catalogue.EXERCISES:
-        entry = state.exercise(exercise.number)
-        label, style = progress.describe_state(entry)
-        if entry.get("state") == "passed":
-            done += 1
-        best = entry.get("best_fraction")
-        table.add_row(str(exercise.number), exercise.title, exercise.learner_file, Text(label, style=style),
-                      f"{best:.0%}" if isinstance(best, (int, float)) else "–")
-    console.print(table)
-    console.print(f"{done} of {len(catalogue.EXERCISES)} exercises passed. "
-                  "Next: `grade exercise N` grades exercises/exNN_*.py; `grade hint N` when stuck.")
+    render_list(console, progress.load())
     return EXIT_PASSED
 
 
@@ -90,6 +76,10 @@ def cmd_hint(args, console: Console) -> int:
     from grader import progress
 
     exercise = _exercise(args.number)
+    if args.reset:
+        progress.reset_hints(exercise.number)
+        console.print(f"Hints for exercise {exercise.number} start over: `grade hint {exercise.number}` shows hint 1.")
+        return EXIT_PASSED
     if not exercise.hints:
         console.print(f"Exercise {exercise.number} has no hints yet; its page is docs/{exercise.docs_page}.")
         return EXIT_PASSED
@@ -100,7 +90,154 @@ def cmd_hint(args, console: Console) -> int:
         console.print()
     if shown < len(exercise.hints):
         console.print(Text(f"Run `grade hint {exercise.number}` again for the next one.", style="dim"))
+    else:
+        console.print(Text(f"That was the last hint. The page docs/{exercise.docs_page} walks through the "
+                           f"exercise; `grade hint {exercise.number} --reset` starts the hints over.", style="dim"))
     return EXIT_PASSED
+
+
+def cmd_watch(args, console: Console) -> int:
+    from grader import progress, watching
+    from grader.render_progress import available, next_exercise
+
+    if args.number is None:
+        exercise = next_exercise(progress.load())
+        if exercise is None:
+            console.print("Every exercise available so far is passed: nothing to watch. "
+                          "`grade watch N` watches exercise N anyway.")
+            return EXIT_PASSED
+    else:
+        exercise = _exercise(args.number)
+        if not available(exercise):
+            raise UsageError(f"exercise {exercise.number} cannot be graded yet ({exercise.spec_file.name} or "
+                             f"{exercise.learner_file} is missing)")
+    try:
+        import watchfiles  # noqa: F401
+    except ImportError:
+        console.print("grade watch needs the watchfiles package: `pip install watchfiles`.", style="red")
+        return EXIT_FAILED
+    session = watching.Session(exercise, grade=watching.isolated_grader(interpreter=args.interpreter,
+                                                                         timeout=args.timeout),
+                               console=console, follow=args.number is None)
+    return watching.watch_loop(watching.file_changes(exercise.learner_path.parent), session)
+
+
+def cmd_solution(args, console: Console) -> int:
+    from rich.markdown import Markdown
+    from rich.syntax import Syntax
+
+    from grader import progress, workspace
+
+    exercise = _exercise(args.number)
+    if not exercise.solution_path.is_file():
+        console.print(f"Exercise {exercise.number} has no reference solution yet ({exercise.solution_file}).")
+        return EXIT_FAILED
+    entry = progress.load().exercise(exercise.number)
+    if entry.get("state") != "passed" and not args.force:
+        so_far = ("you have not graded it yet" if not entry.get("state") else
+                  f"your last run, {entry.get('last_run', 'recently')}, did not pass")
+        console.print(Text(
+            f"The reference for exercise {exercise.number} is shown once your own file passes, and {so_far}. "
+            f"Run `grade exercise {exercise.number}` until it passes; `grade hint {exercise.number}` gives the "
+            f"next hint. (Instructors: `grade solution {exercise.number} --force`.)", style="yellow"))
+        return EXIT_FAILED
+    commentary, code = workspace.split_solution(exercise.solution_path.read_text(encoding="utf-8"))
+    if entry.get("state") != "passed":
+        console.print(Text("Shown with --force: exercise not passed in this working tree.", style="yellow"))
+    if commentary:
+        console.print(Markdown(commentary))
+        console.print()
+    console.print(Text(exercise.solution_file, style="bold"))
+    console.print(Syntax(code, "python", line_numbers=True, word_wrap=False, theme="ansi_dark"))
+    console.print()
+    console.print(Text(f"Compare it with yours: diff -u {exercise.learner_file} {exercise.solution_file} · the "
+                       f"page docs/{exercise.docs_page} explains the choices.", style="dim"))
+    return EXIT_PASSED
+
+
+def cmd_reset(args, console: Console) -> int:
+    from grader import progress, workspace
+
+    exercise = _exercise(args.number)
+    path = exercise.learner_path
+    try:
+        result = workspace.reset_file(path, backup_dir=progress.state_dir() / "backups", ref=args.ref)
+    except workspace.WorkspaceError as exc:
+        console.print(Text(f"Cannot reset exercise {exercise.number}: {exc}.", style="red"))
+        return EXIT_FAILED
+    if not result.changed:
+        console.print(f"Nothing to reset: {exercise.learner_file} is already the stub as committed ({args.ref}).")
+        return EXIT_PASSED
+    if result.backup is not None:
+        # soft_wrap: a path must stay one copyable string, never broken by rich's wrapping
+        console.print(Text.assemble("Your file was saved to ", (_shown(result.backup), "bold"), "."), soft_wrap=True)
+    console.print(f"{exercise.learner_file} is the stub again (from git, {args.ref}). Your progress and hints "
+                  f"are kept; `grade exercise {exercise.number}` grades the fresh stub.")
+    return EXIT_PASSED
+
+
+def cmd_bench(args, console: Console) -> int:
+    exercise = _exercise(args.number)
+    path = Path(args.from_path) if args.from_path else exercise.learner_path
+    if not path.is_file():
+        raise UsageError(f"no file at {path}: --from takes a Python file implementing exercise {exercise.number}")
+    from grader import bench
+
+    try:
+        return bench.run(exercise.number, path.resolve(), console, out_dir=Path(args.out) if args.out else None,
+                         compile=not args.no_compile, dtype_name=args.dtype)
+    except bench.BenchUnavailable as exc:
+        console.print(Text(f"{str(exc).rstrip('.')}.", style="yellow"))
+        return EXIT_FAILED
+
+
+def cmd_batch(args, console: Console) -> int:
+    import time
+
+    from grader import batch, progress
+
+    exercise = _exercise(args.exercise)
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise UsageError(f"no folder at {folder}: batch takes a folder of submissions (*.py)")
+    paths = batch.submissions_in(folder)
+    if not paths:
+        raise UsageError(f"no *.py files in {folder}")
+    if not exercise.spec_file.is_file():
+        raise UsageError(f"exercise {exercise.number} has no checks yet ({exercise.spec_file} is missing)")
+    if args.jobs < 1 or args.points <= 0:
+        raise UsageError("--jobs must be at least 1 and --points positive")
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
+    out = Path(args.out) if args.out else (progress.state_dir() / "batch" /
+                                           f"ex{exercise.number:02d}-{time.strftime('%Y%m%d-%H%M%S')}")
+    console.print(Text(f"Grading {len(paths)} submission{'s' if len(paths) != 1 else ''} to exercise "
+                       f"{exercise.number} with seed {seed} …", style="dim"))
+
+    def done(sub: batch.Submission) -> None:
+        mark = Text("✓ ", style="bold green") if sub.passed else Text("✗ ", style="bold red")
+        first = (sub.failures() or [""])[0]
+        console.print(Text.assemble(mark, (sub.path.name, "bold"),
+                                    f"  {sub.score(args.points):g}/{args.points:g}  ({sub.seconds:.0f} s)",
+                                    (f"  {first[:160]}" if first else "", "dim")))
+
+    subs = batch.grade_all(paths, exercise, seed=seed, interpreter=args.interpreter, timeout=args.timeout,
+                           select=args.select, jobs=args.jobs, on_done=done)
+    written = batch.write_outputs(subs, exercise, out, seed=seed, points=args.points, select=args.select,
+                                  gradescope_format=args.gradescope)
+    passed = sum(1 for s in subs if s.passed)
+    console.print(f"{passed} of {len(subs)} submissions passed. Replay one with "
+                  f"`grade exercise {exercise.number} --from FILE --seed {seed}`.")
+    for path in written:
+        console.print(f"wrote {_shown(path)}", soft_wrap=True)
+    return EXIT_PASSED if passed == len(subs) else EXIT_FAILED
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the current folder where it is inside it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def cmd_doctor(args, console: Console) -> int:
@@ -163,10 +300,49 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape)")
     p.set_defaults(handler=cmd_exercise)
 
+    p = sub.add_parser("watch", help="re-grade an exercise every time you save it (Ctrl-C to stop)")
+    p.add_argument("number", type=int, nargs="?",
+                   help="the exercise (default: the first one not passed yet, moving on after each pass)")
+    p.add_argument("--interpreter", action="store_true", help="use Triton's interpreter even where a GPU exists")
+    p.add_argument("--timeout", type=float, help="seconds one check may run")
+    p.set_defaults(handler=cmd_watch)
+
     p = sub.add_parser("hint", help="the next hint for exercise N")
     p.add_argument("number", type=int)
     p.add_argument("--all", action="store_true", help="show every hint at once")
+    p.add_argument("--reset", action="store_true", help="start the hints over from the first")
     p.set_defaults(handler=cmd_hint)
+
+    p = sub.add_parser("solution", help="the reference solution of exercise N, once yours passes")
+    p.add_argument("number", type=int)
+    p.add_argument("--force", action="store_true", help="show it anyway (instructors)")
+    p.set_defaults(handler=cmd_solution)
+
+    p = sub.add_parser("reset", help="restore the stub of exercise N (your file is backed up first)")
+    p.add_argument("number", type=int)
+    p.add_argument("--ref", default="HEAD", help="the git commit to take the stub from (default: HEAD)")
+    p.set_defaults(handler=cmd_reset)
+
+    p = sub.add_parser("bench", help="GPU: your kernel against PyTorch and the copy ceiling over sizes (table, PNG)")
+    p.add_argument("number", type=int)
+    p.add_argument("--from", dest="from_path", metavar="PATH", help="bench this file instead of exercises/exNN_*.py")
+    p.add_argument("--out", metavar="DIR", help="folder for the JSON and PNG (default: .grade/bench)")
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile (it compiles once per size)")
+    p.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], help="element type (default: the exercise's)")
+    p.set_defaults(handler=cmd_bench)
+
+    p = sub.add_parser("batch", help="instructors: grade every *.py in DIR; CSV, JSON, Gradescope results")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--exercise", type=int, required=True, metavar="N")
+    p.add_argument("--gradescope", action="store_true", help="also write Gradescope's results.json")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: .grade/batch/exNN-<time>)")
+    p.add_argument("--seed", type=int, help="the inputs' seed, the same for every submission (default: random)")
+    p.add_argument("--points", type=float, default=100.0, help="what a fully passing submission scores (100)")
+    p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (each in its own process)")
+    p.add_argument("--select", metavar="EXPR", help="only the checks matching this pytest -k expression")
+    p.add_argument("--interpreter", action="store_true", help="use Triton's interpreter even where a GPU exists")
+    p.add_argument("--timeout", type=float, help="seconds one check may run")
+    p.set_defaults(handler=cmd_batch)
 
     p = sub.add_parser("doctor", help="GPU, driver, versions, mode, datasheet peak and measured ceiling")
     p.add_argument("--interpreter", action="store_true", help="report as if no GPU were present")
@@ -177,7 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2), returned so tests can call main()
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     console = Console(highlight=False)
     if not getattr(args, "handler", None):
         parser.print_help()

@@ -165,9 +165,23 @@ def guard_output(name: str, shape, stride, dtype, device) -> GuardedTensor:
     return GuardedTensor(name, "output", buffer, view, covered, bits_view(buffer).clone())
 
 
-def refill_input_guard(guarded: GuardedTensor, value: float) -> None:
-    """Replace the input's guards and gaps with a finite value (to test whether it is read)."""
+def outside_regions(guarded: GuardedTensor) -> dict[str, torch.Tensor]:
+    """Bool masks over the buffer for the three places outside the view: before, gaps, after."""
+    n = guarded.buffer.numel()
+    idx = torch.arange(n, device=guarded.buffer.device)
     outside = ~guarded.covered
+    end = n - GUARD
+    return {
+        "gaps": outside & (idx >= GUARD) & (idx < end),
+        "after": outside & (idx >= end),
+        "before": outside & (idx < GUARD),
+    }
+
+
+def refill_input_guard(guarded: GuardedTensor, value: float, where: torch.Tensor | None = None) -> None:
+    """Replace the input's guards and gaps (or just ``where``) with a finite value, to test whether
+    the kernel reads them."""
+    outside = ~guarded.covered if where is None else where
     if guarded.buffer.dtype.is_floating_point:
         guarded.buffer[outside] = value
     else:

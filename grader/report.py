@@ -44,6 +44,7 @@ def to_json(run: RunResult) -> dict:
         "launches_per_call": launches_per_call(run),
         "versions": run.versions,
         "learner_file": run.learner_file,
+        "amdahl": amdahl_summary(run),
         "traffic": next((c.extra["traffic"] for c in run.checks if c.extra and c.extra.get("traffic")), None),
     }
 
@@ -112,8 +113,25 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     per_call = launches_per_call(run)
     if per_call is not None:
         console.print(Text(f"kernel launches per call: {per_call}", style="dim"))
+    _recorded_amdahl(run, console)
     _performance(run, console)
     _verdict(run, exercise, console)
+
+
+def amdahl_summary(run: RunResult) -> dict | None:
+    """Exercise 6's reasoning: measured here (performance["amdahl"]) or on the recorded profile (a check's extra)."""
+    if run.performance and run.performance.get("amdahl"):
+        return run.performance["amdahl"]
+    return next((c.extra["amdahl"] for c in run.checks if c.extra and c.extra.get("amdahl")), None)
+
+
+def _recorded_amdahl(run: RunResult, console: Console) -> None:
+    """Without a GPU the performance panel is empty; exercise 6 still shows its reasoning on recorded data."""
+    summary = amdahl_summary(run)
+    if run.performance is not None or not summary or not summary.get("lines"):
+        return
+    console.print(Panel(escape("\n".join(summary["lines"])), title=summary.get("title", "Amdahl's Law"),
+                        border_style="blue"))
 
 
 def _performance(run: RunResult, console: Console) -> None:
@@ -121,18 +139,22 @@ def _performance(run: RunResult, console: Console) -> None:
     if perf is None:
         if run.mode != "gpu":
             console.print(Text(NOT_MEASURED + ": correctness ran in Triton's interpreter; "
-                               "run on an NVIDIA GPU for a bandwidth verdict", style="yellow"))
+                               "run on an NVIDIA GPU for a performance verdict", style="yellow"))
         return
-    spec = f" · datasheet peak {perf['spec_gbps']:.0f} GB/s" if perf.get("spec_gbps") else ""
-    lines = [
-        f"{perf['achieved_gbps']:.0f} GB/s on {perf.get('input', 'the benchmark input')} "
-        f"({perf['ms'] * 1000:.1f} µs, median of many runs, L2 flushed)",
-        f"ceiling {perf['ceiling_gbps']:.0f} GB/s measured on this {perf.get('gpu', 'GPU')} "
-        f"(copy {perf.get('copy_gbps', 0):.0f}, add {perf.get('add_gbps', 0):.0f}){spec}",
-        ("passed: " if perf.get("passed") else "failed: ") + perf["verdict"],
-    ]
+    lines: list[str] = []
+    if perf.get("achieved_gbps") is not None:
+        spec = f" · datasheet peak {perf['spec_gbps']:.0f} GB/s" if perf.get("spec_gbps") else ""
+        lines += [
+            f"{perf['achieved_gbps']:.0f} GB/s on {perf.get('input', 'the benchmark input')} "
+            f"({perf['ms'] * 1000:.1f} µs, median of many runs, L2 flushed)",
+            f"ceiling {perf['ceiling_gbps']:.0f} GB/s measured on this {perf.get('gpu', 'GPU')} "
+            f"(copy {perf.get('copy_gbps', 0):.0f}, add {perf.get('add_gbps', 0):.0f}){spec}",
+        ]
+    lines += [str(line) for line in perf.get("lines", [])]  # exercise-specific lines (bytes, TFLOP/s, Amdahl)
+    if perf.get("verdict"):
+        lines.append(("passed: " if perf.get("passed") else "failed: ") + perf["verdict"])
     style = "green" if perf.get("passed") else "red"
-    console.print(Panel("\n".join(lines), title="performance", border_style=style))
+    console.print(Panel(escape("\n".join(lines)), title="performance", border_style=style))
 
 
 def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:

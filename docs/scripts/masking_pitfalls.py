@@ -51,7 +51,7 @@ def add_no_store_mask(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexp
 @triton.jit
 def add_off_by_one(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets <= n_elements  # WRONG: the last valid offset is n_elements - 1
+    mask = offsets <= n_elements  # WRONG: should be <
     x = tl.load(x_ptr + offsets, mask=mask)
     y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + y, mask=mask)
@@ -80,7 +80,7 @@ def add_with(kernel):
 def add_grid_rounded_down(x, y):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    grid = (n_elements // BLOCK_SIZE,)  # WRONG: drops the partial last block; use triton.cdiv
+    grid = (n_elements // BLOCK_SIZE,)  # WRONG: rounds down
     add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=BLOCK_SIZE)
     return out
 # --8<-- [end:add_grid_rounded_down]
@@ -88,11 +88,12 @@ def add_grid_rounded_down(x, y):
 
 # --8<-- [start:softmax_other_zero]
 @triton.jit
-def softmax_other_zero(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+def softmax_other_zero(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols,
+                       BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)  # WRONG: 0.0, not -inf
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0)  # WRONG
     z = x - tl.max(x, axis=0)
     e = tl.exp(z)  # the padded lanes hold exp(0 - max): not zero
     tl.store(out_ptr + row * out_row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
@@ -101,11 +102,12 @@ def softmax_other_zero(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLO
 
 # --8<-- [start:softmax_no_load_mask]
 @triton.jit
-def softmax_no_load_mask(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+def softmax_no_load_mask(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols,
+                         BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
-    x = tl.load(x_ptr + row * x_row_stride + cols)  # WRONG: BLOCK > n_cols, no mask
+    x = tl.load(x_ptr + row * x_row_stride + cols)  # WRONG: no mask
     z = x - tl.max(x, axis=0)
     e = tl.exp(z)
     tl.store(out_ptr + row * out_row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
@@ -114,11 +116,12 @@ def softmax_no_load_mask(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, B
 
 # --8<-- [start:softmax_assumes_contiguous]
 @triton.jit
-def softmax_assumes_contiguous(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+def softmax_assumes_contiguous(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols,
+                               BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))  # WRONG: row * n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf"))  # WRONG
     z = x - tl.max(x, axis=0)
     e = tl.exp(z)
     tl.store(out_ptr + row * out_row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
@@ -138,13 +141,13 @@ def softmax_with(kernel):
 def add_computed_by_torch(x, y):
     out = torch.empty_like(x)
     add_kernel[(triton.cdiv(x.numel(), BLOCK_SIZE),)](x, y, out, x.numel(), BLOCK_SIZE=BLOCK_SIZE)
-    return x + y  # WRONG: the kernel ran, but torch computed the answer
+    return x + y  # WRONG: torch computed the answer
 # --8<-- [end:add_computed_by_torch]
 
 
 # --8<-- [start:add_zeros_like]
 def add_zeros_like(x, y):
-    out = torch.zeros_like(x)  # WRONG: an extra kernel that writes every byte of out once more
+    out = torch.zeros_like(x)  # WRONG: an extra kernel
     add_kernel[(triton.cdiv(x.numel(), BLOCK_SIZE),)](x, y, out, x.numel(), BLOCK_SIZE=BLOCK_SIZE)
     return out
 # --8<-- [end:add_zeros_like]

@@ -144,8 +144,12 @@ def load(folder: Path) -> Measurements:
             if number is None:
                 found.ignored.append(f"{path.name}: no exercise number in the name (exNN) or meta['exercise']")
                 continue
+            if not any(isinstance(r, dict) and (r.get("gbps") or r.get("tflops")) for r in data["rows"]):
+                found.ignored.append(f"{path.name}: no row has \"gbps\" or \"tflops\" (nothing to plot)")
+                continue
             found.exercises[number] = Source(
-                path, data, gpu=str(meta.get("gpu", "unknown GPU")), torch=str(meta.get("torch", "?")),
+                path, data, gpu=str(meta.get("gpu") or meta.get("device") or "unknown GPU"),
+                torch=str(meta.get("torch", "?")),
                 triton=str(meta.get("triton", "?")), date=str(meta.get("date", "") or _date_from_name(path.name)),
             )
         elif isinstance(data, dict) and "copy_peak_GBs" in data:
@@ -192,8 +196,19 @@ def _save(fig, out: Path, name: str, sources: list[Source], written: dict[str, l
     written[name] = [s.path.name for s in sources]
 
 
+#: Row keys that are measurements or labels, not part of the shape.
+NOT_SHAPE = {"kernel", "ms", "ms_runs", "bytes", "gbps", "fraction", "tflops", "causal", "error", "dtype"}
+
+
+def _shape_keys(row: dict) -> list[str]:
+    return [k for k in row if k not in NOT_SHAPE]
+
+
 def _rows_bytes(row: dict) -> float | None:
+    """Bytes the row's byte model counts: its "bytes", else GB/s × ms (a row that failed has neither)."""
     try:
+        if row.get("bytes"):
+            return float(row["bytes"])
         return float(row["gbps"]) * float(row["ms"]) * 1e6
     except (KeyError, TypeError, ValueError):
         return None
@@ -253,7 +268,9 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
         pts = sorted((b_, float(r["gbps"])) for r in rows if (b_ := _rows_bytes(r)) and r.get("gbps"))
         if pts:
             sources.append(source)
-            ax.plot(*zip(*pts), "^-", alpha=0.9, label=f"exercise {number} solution ({source.gpu})")
+            what = {1: "vector add", 2: "bias + GELU", 3: "softmax", 4: "persistent softmax",
+                    5: "online softmax"}.get(number, f"exercise {number}")
+            ax.plot(*zip(*pts), "^-", alpha=0.9, label=f"{what}, exercise {number} solution ({source.gpu})")
             ceiling = ceiling or _ceiling(source, None)
             spec = spec or source.data["meta"].get("spec_gbps")
     if ceiling:
@@ -435,9 +452,11 @@ def _attention_rows(m: Measurements) -> tuple[list[dict], list[Source]]:
         for r in source.data["rows"]:
             if r.get("tflops") is None:
                 continue
-            shape = tuple(r.get(k) for k in ("B", "H", "S", "D") if k in r)
+            keys = _shape_keys(r)
+            shape = tuple((k, r[k]) for k in keys)
             key = (shape, bool(r.get("causal", False)))
-            label = "\n".join(" ".join(f"{k}{r[k]}" for k in pair if k in r) for pair in (("B", "H"), ("S", "D")))
+            words = [f"{k}{v}" if len(str(k)) == 1 else f"{k}={v}" for k, v in shape]
+            label = "\n".join(" ".join(words[i:i + 2]) for i in range(0, len(words), 2))
             entry = groups.setdefault(key, {"label": label, "causal": key[1]})
             kernel = _kernel_key(r.get("kernel", ""))
             entry["sdpa" if kernel in ("torch", "sdpa") else "triton"] = float(r["tflops"])
@@ -542,19 +561,32 @@ def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
 def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None:
     """Generic: GB/s against bytes moved, one line per kernel, with the file's ceiling."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    by_kernel: dict[str, list[tuple[float, float]]] = {}
-    for r in source.data["rows"]:
+    by_kernel: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    rows = source.data["rows"]
+    several_dtypes = len({str(r.get("dtype")) for r in rows}) > 1
+    for r in rows:
         moved = _rows_bytes(r)
         if moved and r.get("gbps"):
-            by_kernel.setdefault(str(r.get("kernel", "?")), []).append((moved, float(r["gbps"])))
-    for kernel, pts in sorted(by_kernel.items()):
-        pts.sort()
+            dtype = str(r.get("dtype")) if several_dtypes else ""
+            by_kernel.setdefault((str(r.get("kernel", "?")), dtype), []).append((moved, float(r["gbps"])))
+    markers = "osD^v<>"
+    # The solution first and thick, the others dashed on top: equal results stay visible.
+    order = sorted(by_kernel, key=lambda k: (_kernel_key(k[0]) != "solution", k))
+    for i, (kernel, dtype) in enumerate(order):
+        pts = sorted(by_kernel[(kernel, dtype)])
         key = _kernel_key(kernel)
-        ax.plot(*zip(*pts), "o-", ms=4, color=COLOURS.get(key), label=LABELS.get(key, kernel))
+        label = LABELS.get(key, kernel) + (f", {dtype}" if dtype else "")
+        solution = key == "solution"
+        ax.plot(*zip(*pts), marker=markers[i % len(markers)], ms=6 if solution else 4, lw=3 if solution else 1.2,
+                ls="-" if solution else "--", alpha=0.6 if solution else 1.0,
+                color=None if several_dtypes else COLOURS.get(key), label=label)
     meta = source.data["meta"]
     if meta.get("ceiling_gbps"):
+        parts = [f"{name} {float(meta[k]):.0f}" for name, k in (("copy", "copy_gbps"), ("add", "add_gbps"))
+                 if meta.get(k)]
+        detail = f" (better of {' and '.join(parts)})" if len(parts) == 2 else ""
         ax.axhline(float(meta["ceiling_gbps"]), color=COLOURS["copy"], ls="--", lw=1,
-                   label=f"measured copy ceiling {float(meta['ceiling_gbps']):.0f} GB/s")
+                   label=f"measured ceiling {float(meta['ceiling_gbps']):.0f} GB/s{detail}")
     if meta.get("spec_gbps"):
         ax.axhline(float(meta["spec_gbps"]), color="#b22222", ls=":", lw=1,
                    label=f"spec peak {float(meta['spec_gbps']):.0f} GB/s")
@@ -607,7 +639,8 @@ def main(argv: list[str] | None = None) -> int:
     plot_attention(measurements, args.out, written)
     plot_roofline(measurements, args.out, written)
     for number, source in sorted(measurements.exercises.items()):
-        plot_exercise(number, source, args.out, written)
+        if any(r.get("gbps") for r in source.data["rows"] if isinstance(r, dict)):
+            plot_exercise(number, source, args.out, written)
     write_sources(args.out, written)
     for name in written:
         print(args.out / name)

@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{name} -> {path}")
         for row in rows:
             shape = " ".join(f"{k}={v}" for k, v in row.items()
-                             if k not in {"kernel", "ms", "ms_runs", "bytes", "gbps", "fraction", "tflops", "error"})
+                             if k not in {"kernel", "ms", "ms_runs", "bytes", "gbps", "fraction", "tflops", "error"}
+                             and not isinstance(v, (list, dict)))
             figures = (f"{row['ms']:.4f} ms" if row.get("ms") is not None else row.get("error", "?"))
             if row.get("gbps") is not None:
                 figures += f"  {row['gbps']:7.0f} GB/s  {row['fraction']:6.1%}"

@@ -4,7 +4,7 @@ import torch
 import triton
 import triton.language as tl
 
-EXPECTED = "wrote 1 elements past the end of `out`"
+EXPECTED = "wrote 1 element past the end of `out`"
 SELECT = "matches_reference and n1025 and fp32"
 
 

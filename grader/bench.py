@@ -1,0 +1,513 @@
+"""`grade bench N`: sweep sizes on a GPU, your kernel against PyTorch and the copy ceiling.
+
+One table (`CONFIGS`, keyed by exercise number) says for each exercise which sizes to sweep,
+how to make the inputs and which PyTorch baselines to time. The byte model is not repeated
+here: it is the ``minimum_bytes`` function of the exercise's spec (``grader/specs/exNN_*.py``),
+called with the shape's keywords and ``element_size``, so the bench and the grader can never
+disagree about what "GB/s" means.
+
+Each size times, with `grader.perf.time_ms` (median, L2 flushed):
+
+* **yours**: the learner's function, after checking its output against the first baseline;
+  a wrong or failing result is kept as a row with an ``error`` and is not plotted;
+* each **PyTorch baseline** (eager), and **torch.compile** of the first one where the config
+  asks for it (where Inductor can fuse what eager cannot);
+* **copy**: ``out.copy_(x)`` over the output's bytes, the best a memory-bound kernel of this size
+  can hope for; the measured ceiling (`grader.perf.measure_ceiling`) is drawn as a line.
+
+The sweep takes its timer, ceiling and device as arguments, so the course's tests run it on
+CPU with a fake timer and check the table, JSON and plot it writes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+
+from grader import catalogue
+
+# --- what to sweep, per exercise ----------------------------------------------------------------
+
+Shape = dict  # e.g. {"n": 1 << 20} or {"m": 4096, "n": 1024}
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """How `grade bench` sweeps one exercise."""
+
+    #: The shapes to sweep, smallest first; keys are the byte model's parameter names.
+    sizes: tuple[Shape, ...]
+    #: ``make_inputs(shape, dtype, device) -> tuple`` of positional arguments for the learner's function.
+    make_inputs: Callable[[Shape, torch.dtype, str], tuple]
+    #: Eager PyTorch baselines by name; the first one is also the reference for checking your output.
+    baselines: dict[str, Callable[..., torch.Tensor]]
+    #: Which shape key is the x axis of the plot, and how to label it.
+    x_key: str
+    x_label: str
+    #: Also time ``torch.compile`` of the first baseline.
+    compile: bool = False
+    #: "gbps" (memory-bound: bytes from the spec's minimum_bytes) or "tflops" (attention).
+    metric: str = "gbps"
+    #: ``flops(shape) -> float`` where metric == "tflops".
+    flops: Callable[[Shape], float] | None = None
+    dtype: torch.dtype = torch.float32
+    #: What one element of the output is compared with (abs, rel) against the first baseline.
+    tolerance: dict = field(default_factory=lambda: {torch.float32: (1e-4, 1e-4), torch.float16: (2e-3, 1e-2),
+                                                     torch.bfloat16: (1e-2, 3e-2)})
+    #: A sentence under the table.
+    note: str = ""
+
+
+def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    n = shape["n"]
+    return (torch.randn(n, device=device, dtype=dtype), torch.randn(n, device=device, dtype=dtype))
+
+
+def _rows(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    return (torch.randn(shape["m"], shape["n"], device=device, dtype=dtype),)
+
+
+def _rows_and_bias(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    x = torch.randn(shape["m"], shape["n"], device=device, dtype=dtype)
+    return (x, torch.randn(shape["n"], device=device, dtype=dtype))
+
+
+def _attention_inputs(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    q = torch.randn(shape["B"], shape["H"], shape["S_q"], shape["D"], device=device, dtype=dtype)
+    k = torch.randn(shape["B"], shape["H"], shape["S_k"], shape["D"], device=device, dtype=dtype)
+    return (q, k, torch.randn_like(k))
+
+
+def _softmax(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x, dim=-1)
+
+
+def _bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    return F.gelu(x + bias)
+
+
+def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+_SOFTMAX_ROWS = 4096
+_SOFTMAX_SIZES = tuple({"m": _SOFTMAX_ROWS, "n": 1 << k} for k in range(8, 16))  # N = 256 ... 32768
+
+CONFIGS: dict[int, BenchConfig] = {
+    1: BenchConfig(
+        sizes=tuple({"n": 1 << k} for k in range(16, 29, 2)),  # 2^16 ... 2^28 (1 GiB per fp32 vector)
+        make_inputs=_vectors, baselines={"torch": torch.add}, x_key="n", x_label="n (elements per vector)",
+        note="Small sizes are bound by the launch, not the memory: nobody reaches the ceiling there.",
+    ),
+    2: BenchConfig(
+        sizes=tuple({"m": m, "n": 4096} for m in (64, 256, 1024, 4096, 16384, 32768)),
+        make_inputs=_rows_and_bias, baselines={"torch": _bias_gelu}, compile=True,
+        x_key="m", x_label="M (rows of 4096 columns)",
+        note="Eager PyTorch runs two kernels and moves x + bias through memory twice; fusing avoids that.",
+    ),
+    3: BenchConfig(
+        sizes=_SOFTMAX_SIZES, make_inputs=_rows, baselines={"torch": _softmax}, compile=True,
+        x_key="n", x_label=f"N (columns; M = {_SOFTMAX_ROWS} rows)",
+    ),
+    4: BenchConfig(
+        sizes=_SOFTMAX_SIZES, make_inputs=_rows, baselines={"torch": _softmax}, compile=True,
+        x_key="n", x_label=f"N (columns; M = {_SOFTMAX_ROWS} rows)",
+    ),
+    5: BenchConfig(
+        # The same 2^26 elements in every shape: only the row length changes.
+        sizes=tuple({"m": (1 << 26) >> k, "n": 1 << k} for k in (12, 14, 16, 18, 20)),
+        make_inputs=_rows, baselines={"torch": _softmax}, compile=True,
+        x_key="n", x_label="N (row length; M · N = 2^26)",
+    ),
+    7: BenchConfig(
+        # The same 32768 tokens (batch x sequence) in every shape: only the sequence length changes.
+        # Keys are the spec's minimum_bytes/flops parameter names; fp16 as in the spec's performance check.
+        sizes=tuple({"B": 32768 // s, "H": 32, "S_q": s, "S_k": s, "D": 64} for s in (512, 1024, 2048, 4096, 8192)),
+        make_inputs=_attention_inputs, baselines={"torch sdpa": _sdpa}, metric="tflops",
+        flops=lambda s: 4.0 * s["B"] * s["H"] * s["S_q"] * s["S_k"] * s["D"],  # = spec flops(..., causal=False)
+        x_key="S_q", x_label="sequence length (batch x seq = 32768 tokens, 32 heads, head_dim 64)",
+        dtype=torch.float16,
+        # Against SDPA, fp16 (fp32 accumulation in both, different summation order): the spec's 2e-2/1e-2.
+        tolerance={torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2), torch.float32: (1e-2, 1e-2)},
+        note="Attention is compute-bound: TFLOP/s (4 · B · H · S² · D per forward), not GB/s.",
+    ),
+}
+
+NO_BENCH = {
+    6: "exercise 6 is about profiling a whole pipeline (Amdahl's law), not one kernel's bandwidth",
+}
+
+KERNEL_LABELS = {"yours": "your kernel", "compile": "torch.compile", "copy": "copy (same bytes)"}
+ELEMENT_SIZE_NAMES = ("element_size", "elem_size", "itemsize", "bytes_per_element")
+
+
+class BenchUnavailable(Exception):
+    """A sentence saying why `grade bench N` cannot run (exit status 1, not a usage error)."""
+
+
+# --- the byte model, from the spec -----------------------------------------------------------------
+
+def byte_model(exercise: catalogue.Exercise, config: BenchConfig) -> Callable[[Shape, int], int] | None:
+    """``nbytes(shape, element_size)`` from the spec's ``minimum_bytes``; None for a TFLOP/s bench.
+
+    Raises BenchUnavailable when the spec, or its ``minimum_bytes``, does not exist yet.
+    """
+    if not exercise.spec_file.is_file():
+        raise BenchUnavailable(f"no bench for exercise {exercise.number} yet: its checks "
+                               f"(grader/specs/{exercise.spec_file.name}) are not written yet")
+    if config.metric != "gbps":
+        return None
+    try:
+        spec = importlib.import_module(exercise.spec_module)
+    except Exception as exc:
+        raise BenchUnavailable(f"no bench for exercise {exercise.number}: importing its spec failed "
+                               f"({type(exc).__name__}: {exc})") from None
+    fn = getattr(spec, "minimum_bytes", None)
+    if fn is None:
+        raise BenchUnavailable(f"no bench sizes for exercise {exercise.number} yet: its spec defines no "
+                               "`minimum_bytes(...)` byte model")
+    return bytes_from(fn)
+
+
+def bytes_from(minimum_bytes: Callable[..., int]) -> Callable[[Shape, int], int]:
+    """Call ``minimum_bytes`` by its parameter names (``m``, ``n``, ``element_size``, ...)."""
+    params = list(inspect.signature(minimum_bytes).parameters)
+
+    def nbytes(shape: Shape, element_size: int) -> int:
+        if all(p in shape or p in ELEMENT_SIZE_NAMES for p in params):
+            return int(minimum_bytes(*[shape[p] if p in shape else element_size for p in params]))
+        return int(minimum_bytes(*shape.values(), element_size))  # positional: shape keys in order
+
+    return nbytes
+
+
+# --- the sweep --------------------------------------------------------------------------------------
+
+def size_label(shape: Shape) -> str:
+    return " ".join(f"{k}={v}" for k, v in shape.items())
+
+
+def _result_error(out: Any, expected: torch.Tensor, tolerance: tuple[float, float]) -> str | None:
+    if not isinstance(out, torch.Tensor):
+        return f"your function returned {type(out).__name__}, not a tensor"
+    if out.shape != expected.shape:
+        return f"your output has shape {tuple(out.shape)}, expected {tuple(expected.shape)}"
+    atol, rtol = tolerance
+    diff = (out.double() - expected.double()).abs()
+    allowed = atol + rtol * expected.double().abs()
+    bad = ~(diff <= allowed)  # NaN counts as bad
+    if bool(bad.any()):
+        return (f"wrong result at this size ({int(bad.sum())} of {out.numel()} elements off, "
+                f"max |difference| {float(diff.nan_to_num(float('inf')).max()):.3g}): `grade exercise N` says where")
+    return None
+
+
+def _describe(exc: BaseException) -> tuple[str, bool]:
+    """A sentence for an exception and whether the CUDA context is lost (nothing more can run)."""
+    from grader.failures import describe_exception
+
+    if isinstance(exc, torch.cuda.OutOfMemoryError):
+        return "out of memory at this size", False
+    failure = describe_exception(exc, None)
+    return str(failure), failure.kind == "fatal"
+
+
+def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time_ms: Callable[[Callable], float],
+          ceiling_gbps: float | None, nbytes: Callable[[Shape, int], int] | None, dtype: torch.dtype | None = None,
+          compile: bool = True, learner_error: str | None = None, free_bytes: int | None = None,
+          on_step: Callable[[str], None] | None = None) -> list[dict]:
+    """Time every kernel at every size; one row per (size, kernel).
+
+    Rows: ``{"kernel", <shape keys>, "size", "ms", "bytes", "gbps", "fraction"}`` for GB/s benches,
+    ``"tflops"`` for attention, or ``"error"`` (a sentence) when the kernel could not be timed.
+    ``learner_fn`` None means the learner's file did not import (``learner_error`` says why).
+    """
+    dtype = dtype or config.dtype
+    element_size = torch.empty((), dtype=dtype).element_size()
+    first_baseline = next(iter(config.baselines))
+    kernels = ["yours", *config.baselines]
+    if compile and config.compile:
+        kernels.append("compile")
+    if config.metric == "gbps":
+        kernels.append("copy")
+    rows: list[dict] = []
+    lost: str | None = None  # the CUDA context died: every later row says so
+
+    for shape in config.sizes:
+        base = {**shape, "size": size_label(shape)}
+
+        def add(kernel: str, **values) -> None:
+            rows.append({"kernel": kernel, **base, **values})
+            if on_step:
+                on_step(f"{base['size']} · {KERNEL_LABELS.get(kernel, kernel)}")
+
+        moved = nbytes(shape, element_size) if nbytes else None
+        if lost is not None or (moved and free_bytes and 2 * moved > free_bytes):
+            reason = lost or (f"skipped: needs about {2 * moved / 2**30:.1f} GiB, "
+                              f"{free_bytes / 2**30:.1f} GiB free on this GPU")
+            for kernel in kernels:
+                add(kernel, error=reason)
+            continue
+        try:
+            args = config.make_inputs(shape, dtype, device)
+            expected = config.baselines[first_baseline](*args)
+        except Exception as exc:
+            reason, fatal = _describe(exc)
+            for kernel in kernels:
+                add(kernel, error=f"inputs could not be made: {reason}")
+            if fatal:
+                lost = "not run: the CUDA context was lost earlier in the sweep"
+            continue
+        tol = config.tolerance.get(dtype, (1e-2, 1e-2))
+        for kernel in kernels:
+            if lost is not None:
+                add(kernel, error=lost)
+                continue
+            try:
+                if kernel == "yours":
+                    if learner_fn is None:
+                        add(kernel, error=learner_error or "your file did not import")
+                        continue
+                    fn = learner_fn
+                    problem = _result_error(fn(*args), expected, tol)
+                    if problem:
+                        add(kernel, error=problem)
+                        continue
+                elif kernel == "compile":
+                    fn = _compiled(config.baselines[first_baseline])
+                    fn(*args)  # compiles now, outside the timing
+                elif kernel == "copy":
+                    src, dst = expected, torch.empty_like(expected)
+                    add(kernel, **_figures(config, shape, time_ms(lambda: dst.copy_(src)),
+                                           2 * src.numel() * src.element_size(), ceiling_gbps))
+                    continue
+                else:
+                    fn = config.baselines[kernel]
+                ms = time_ms(lambda: fn(*args))
+                add(kernel, **_figures(config, shape, ms, moved, ceiling_gbps))
+            except Exception as exc:
+                reason, fatal = _describe(exc)
+                add(kernel, error=reason if kernel != "compile" else f"torch.compile failed: {reason}")
+                if fatal:
+                    lost = f"not run: the CUDA context was lost at {base['size']} ({reason})"
+        del args, expected
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    return rows
+
+
+def _compiled(fn: Callable) -> Callable:
+    """A fresh ``torch.compile`` per size: past dynamo's recompile limit (8 shapes) it would quietly
+    fall back to eager, and the curve would show eager PyTorch under the name torch.compile."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    return torch.compile(fn, dynamic=False)
+
+
+def _figures(config: BenchConfig, shape: Shape, ms: float, nbytes: int | None, ceiling_gbps: float | None) -> dict:
+    row: dict[str, Any] = {"ms": round(ms, 5)}
+    if config.metric == "tflops" and config.flops is not None:
+        row["tflops"] = round(config.flops(shape) / (ms * 1e-3) / 1e12, 1)
+        return row
+    if nbytes:
+        achieved = nbytes / (ms * 1e-3) / 1e9
+        row.update(bytes=nbytes, gbps=round(achieved, 1))
+        if ceiling_gbps:
+            row["fraction"] = round(achieved / ceiling_gbps, 4)
+    return row
+
+
+# --- table, JSON, plot --------------------------------------------------------------------------
+
+def kernels_in(rows: list[dict]) -> list[str]:
+    seen: list[str] = []
+    for row in rows:
+        if row["kernel"] not in seen:
+            seen.append(row["kernel"])
+    return seen
+
+
+def _cell(row: dict | None, metric: str) -> str:
+    if row is None:
+        return "–"
+    if row.get("error"):
+        return "✗ " + row["error"][:60] + ("…" if len(row["error"]) > 60 else "")
+    if metric == "tflops":
+        return f"{row['tflops']:.0f} TFLOP/s"
+    text = f"{row['gbps']:.0f} GB/s"
+    return text + (f" ({row['fraction']:.0%})" if row.get("fraction") is not None else "")
+
+
+def table(rows: list[dict], config: BenchConfig, title: str):
+    from rich.table import Table
+
+    kernels = kernels_in(rows)
+    out = Table(title=title, title_justify="left")
+    out.add_column("size")
+    for kernel in kernels:
+        out.add_column(KERNEL_LABELS.get(kernel, kernel), justify="right")
+    for label in dict.fromkeys(r["size"] for r in rows):
+        by_kernel = {r["kernel"]: r for r in rows if r["size"] == label}
+        out.add_row(label, *[_cell(by_kernel.get(k), config.metric) for k in kernels])
+    return out
+
+
+def plot(rows: list[dict], config: BenchConfig, *, title: str, ceiling_gbps: float | None, path: Path) -> Path:
+    """A PNG: one line per kernel (failed points left out), the measured ceiling as a dashed line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    value = "tflops" if config.metric == "tflops" else "gbps"
+    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=120)
+    styles = {"yours": dict(color="#d62728", linewidth=2.5, marker="o"),
+              "copy": dict(color="#7f7f7f", linestyle=":", marker=".")}
+    for kernel in kernels_in(rows):
+        points = [(r[config.x_key], r[value]) for r in rows if r["kernel"] == kernel and r.get(value) is not None]
+        if not points:
+            continue
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, label=KERNEL_LABELS.get(kernel, kernel), **styles.get(kernel, dict(marker="s")))
+    if ceiling_gbps and value == "gbps":
+        ax.axhline(ceiling_gbps, color="black", linestyle="--", linewidth=1)
+        ax.annotate(f"measured ceiling {ceiling_gbps:.0f} GB/s", xy=(0.01, ceiling_gbps), xycoords=("axes fraction", "data"),
+                    va="bottom", fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(config.x_label)
+    ax.set_ylabel("TFLOP/s" if value == "tflops" else "GB/s (minimum bytes / time)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_outputs(rows: list[dict], config: BenchConfig, *, meta: dict, folder: Path, stem: str,
+                  ceiling_gbps: float | None, title: str) -> tuple[Path, Path | None, str | None]:
+    """JSON always; the PNG when matplotlib is importable (else the reason). Returns (json, png, why)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / f"{stem}.json"
+    json_path.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return json_path, None, "no PNG: matplotlib is not installed (`pip install matplotlib`)"
+    return json_path, plot(rows, config, title=title, ceiling_gbps=ceiling_gbps, path=folder / f"{stem}.png"), None
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+def config_for(number: int) -> BenchConfig:
+    if number in NO_BENCH:
+        raise BenchUnavailable(f"no bench for exercise {number}: {NO_BENCH[number]}")
+    if number not in CONFIGS:
+        raise BenchUnavailable(f"no bench sizes for exercise {number} yet")
+    return CONFIGS[number]
+
+
+def import_learner(path: Path) -> tuple[Any, str | None]:
+    """(module, None), or (None, a sentence) when the file cannot be imported."""
+    import importlib.util
+
+    from grader.failures import describe_exception
+
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        return None, f"importing {path} failed: {describe_exception(exc, str(path))}"
+    return module, None
+
+
+def run(number: int, path: Path, console, *, out_dir: Path | None = None, compile: bool = True,
+        dtype_name: str | None = None) -> int:
+    """The `grade bench N` command: 0 when the sweep ran, 1 when it could not (with a sentence)."""
+    from grader import mode, perf, progress
+
+    exercise = catalogue.get(number)
+    config = config_for(number)
+    selected = mode.select()  # before anything imports Triton
+    nbytes = byte_model(exercise, config)
+    if selected != "gpu":
+        why = ("TRITON_INTERPRET=1 is set" if torch.cuda.is_available() else
+               "torch sees no CUDA GPU (torch.cuda.is_available() is False)")
+        raise BenchUnavailable(
+            f"grade bench needs an NVIDIA GPU, and {why}: timing Triton's interpreter would measure "
+            f"Python, not memory. `grade exercise {number}` checks correctness here; run `grade bench "
+            f"{number}` on a machine with a GPU for the curves.")
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(dtype_name or "", config.dtype)
+
+    module, problem = import_learner(path)
+    function = getattr(module, exercise.function, None) if module is not None else None
+    if module is not None and function is None:
+        problem = f"{path} does not define `{exercise.function}`"
+    if not progress.load().passed(number) and path == exercise.learner_path:
+        console.print(f"[yellow]Exercise {number} is not passed yet: a wrong result is reported, not timed.[/]")
+
+    info = perf.gpu_info()
+    ceiling, _ = perf.measure_ceiling()
+    free, _ = torch.cuda.mem_get_info()
+    kernels = 1 + len(config.baselines) + (1 if compile and config.compile else 0) + (config.metric == "gbps")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("starting", total=len(config.sizes) * kernels)
+
+        def step(what: str) -> None:
+            bar.update(task, advance=1, description=what)
+
+        rows = sweep(config, function, device="cuda", time_ms=perf.time_ms, ceiling_gbps=ceiling.ceiling_gbps,
+                     nbytes=nbytes, dtype=dtype, compile=compile, learner_error=problem, free_bytes=free,
+                     on_step=step)
+
+    import triton
+
+    dtype_label = str(dtype).removeprefix("torch.")
+    title = f"Exercise {number} · {exercise.function} · {info.name} · {dtype_label}"
+    meta = {"exercise": number, "gpu": info.name, "driver": info.driver, "torch": torch.__version__,
+            "triton": triton.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
+            "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
+            "dtype": dtype_label, "learner_file": str(path), "command": f"grade bench {number}"}
+    folder = out_dir or progress.state_dir() / "bench"
+    stem = f"ex{number:02d}-{time.strftime('%Y%m%d-%H%M%S')}"
+    json_path, png_path, why = write_outputs(rows, config, meta=meta, folder=folder, stem=stem,
+                                             ceiling_gbps=ceiling.ceiling_gbps, title=title)
+    report(console, rows, config, title=title, ceiling_gbps=ceiling.ceiling_gbps, json_path=json_path,
+           png_path=png_path, png_problem=why)
+    return 0
+
+
+def report(console, rows: list[dict], config: BenchConfig, *, title: str, ceiling_gbps: float | None,
+           json_path: Path, png_path: Path | None, png_problem: str | None) -> None:
+    console.print(table(rows, config, title))
+    if ceiling_gbps and config.metric == "gbps":
+        console.print(f"Percentages are of this GPU's measured ceiling, {ceiling_gbps:.0f} GB/s "
+                      "(`grade doctor`); GB/s count the exercise's minimum bytes.")
+    if config.note:
+        console.print(config.note)
+    yours = [r for r in rows if r["kernel"] == "yours"]
+    failed = [r for r in yours if r.get("error")]
+    if failed and len(failed) == len(yours):
+        console.print(f"[red]Your kernel was not timed at any size: {failed[0]['error']}[/]")
+    console.print(f"table and figures: {json_path}", soft_wrap=True)
+    console.print(f"plot: {png_path}" if png_path else png_problem or "", soft_wrap=True)
+

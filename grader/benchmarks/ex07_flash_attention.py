@@ -1,0 +1,120 @@
+"""FlashAttention forward: the solution against PyTorch's scaled_dot_product_attention (SDPA).
+
+Shapes from issue 6: B 8, H 32, S 4096, D 64 and B 4, H 32, S 4096, D 128, causal and not, in
+fp16 (and bf16 at the first shape, the dtype of the CEO's baseline), plus one ragged length
+(B 4, H 16, S 4000, D 64). Each row has TFLOP/s (4 · B · H · S² · D, half of that causal), the
+ratio to SDPA on the same inputs, and the solution's largest difference from SDPA's output.
+
+Then a sweep of (BLOCK_M, BLOCK_N, num_warps, num_stages) per head size and mask at the two
+main shapes (fp16), to calibrate ``_config`` in solutions/ex07_flash_attention.py; the
+``best config`` rows summarise it. About two minutes on an H200, most of it compiling.
+
+    python -m grader.benchmarks ex07_flash_attention --out docs/measurements
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+
+from grader.benchmarks import failed_row, time_row
+from grader.specs.ex07_flash_attention import flops
+
+SHAPES = [
+    (8, 32, 4096, 64, torch.float16),
+    (8, 32, 4096, 64, torch.bfloat16),
+    (4, 32, 4096, 128, torch.float16),
+    (4, 16, 4000, 64, torch.float16),  # S not a multiple of any block: the masked tail runs
+]
+
+#: (BLOCK_M, BLOCK_N, num_warps, num_stages). Shared memory per program is about
+#: BLOCK_M·D·2 (q) + num_stages·2·BLOCK_N·D·2 (k and v): (128, 128, 8, 2) at D 128 is 160 KB,
+#: within the H200's 227 KB; (128, 128, 8, 3) would be 224 KB, too close to try.
+SWEEP = {
+    64: [(128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 3), (64, 64, 4, 3), (128, 32, 4, 4)],
+    128: [(128, 64, 8, 3), (128, 128, 8, 2), (128, 32, 8, 3), (64, 64, 4, 3)],
+}
+SWEEP_SHAPES = {64: (8, 32, 4096), 128: (4, 32, 4096)}
+
+DTYPE = {torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
+@contextlib.contextmanager
+def _config(module, config):
+    """Run the solution with ``config`` instead of what its ``_config`` picks."""
+    original = module._config
+    module._config = lambda head_dim, causal: config
+    try:
+        yield
+    finally:
+        module._config = original
+
+
+def _inputs(B, H, S, D, dtype):
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randn((B, H, S, D), generator=generator).to(dtype).cuda() for _ in range(3)]
+
+
+def _compare(out: torch.Tensor, want: torch.Tensor) -> dict:
+    diff = (out.float() - want.float()).abs().max().item()
+    return {"max_abs_diff_vs_sdpa": round(diff, 6),
+            "rel_diff_vs_sdpa": round(diff / max(want.float().abs().max().item(), 1e-30), 6)}
+
+
+def run() -> list[dict]:
+    import solutions.ex07_flash_attention as solution
+
+    rows = []
+    for B, H, S, D, dtype in SHAPES:
+        q, k, v = _inputs(B, H, S, D, dtype)
+        for causal in (False, True):
+            shape = dict(B=B, H=H, S=S, D=D, causal=causal, dtype=DTYPE[dtype])
+            work = flops(B, H, S, S, D, causal)
+            want = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            sdpa = time_row("sdpa", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), None,
+                            flops=work, **shape)
+            try:
+                out = solution.attention(q, k, v, causal=causal)
+                check = _compare(out, want)
+                row = time_row("solution", lambda: solution.attention(q, k, v, causal=causal), None, flops=work,
+                               **shape, config=list(solution._config(D, causal)), **check)
+                row["ratio_to_sdpa"] = round(sdpa["ms"] / row["ms"], 4)  # same FLOPs: the ratio of times
+            except Exception as exc:  # a failure at one shape is a finding, not the end of the run
+                row = failed_row("solution", exc, **shape)
+            rows += [sdpa, row]
+            del want
+        del q, k, v
+        torch.cuda.empty_cache()
+
+    for D, configs in SWEEP.items():
+        B, H, S = SWEEP_SHAPES[D]
+        q, k, v = _inputs(B, H, S, D, torch.float16)
+        for causal in (False, True):
+            shape = dict(B=B, H=H, S=S, D=D, causal=causal, dtype="fp16")
+            sdpa_ms = next(r["ms"] for r in rows if r["kernel"] == "sdpa" and
+                           all(r.get(key) == value for key, value in shape.items()))
+            want = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            sweep = []
+            for config in configs:
+                try:
+                    with _config(solution, config):
+                        out = solution.attention(q, k, v, causal=causal)
+                        check = _compare(out, want)
+                        row = time_row("sweep", lambda: solution.attention(q, k, v, causal=causal), None,
+                                       flops=flops(B, H, S, S, D, causal), **shape, config=list(config), **check)
+                    row["ratio_to_sdpa"] = round(sdpa_ms / row["ms"], 4)
+                    sweep.append(row)
+                except Exception as exc:
+                    row = failed_row("sweep", exc, **shape, config=list(config))
+                rows.append(row)
+            good = [r for r in sweep if r["rel_diff_vs_sdpa"] < 1e-2]
+            if good:
+                best = max(good, key=lambda r: r["tflops"])
+                rows.append({"kernel": "best config", **shape, "config": best["config"], "ms": best["ms"],
+                             "tflops": best["tflops"], "ratio_to_sdpa": best["ratio_to_sdpa"]})
+            del want
+        del q, k, v
+        torch.cuda.empty_cache()
+    return rows

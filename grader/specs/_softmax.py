@@ -1,0 +1,428 @@
+"""What the softmax exercises (3, 4, and any later row-softmax) share: inputs, the reference,
+the diagnosis of known pitfalls, and a launch recorder.
+
+Stable API (other specs may import it):
+
+* `reference(x)` — float64 softmax of each row, NaN for a row that is entirely -inf (as
+  ``torch.softmax``: there is no distribution over no admissible value).
+* `normal_rows`, `extreme_rows`, `masked_rows` — input generators drawn on the CPU from the
+  test's generator (``--seed`` replays them on any device).
+* `check(fn, x, dtype=...)` — `grader.checks.run_case` with one launch allowed, guards, poison
+  and fill detection, and a comparison that, when it fails, recomputes the answer the way each
+  known pitfall computes it and names the pitfall whose answer the learner's output matches
+  (`diagnose`), keeping the grader's generic mismatch sentence after it.
+* `check_strided(fn, x, row_stride, ...)` — the same on a view whose rows are ``row_stride``
+  elements apart; when it fails and the same values in contiguous rows pass, the message says
+  the kernel ignores the row stride.
+* `LaunchRecorder` — records each Triton launch's grid and, on a GPU, the ``CompiledKernel``
+  Triton returns from it (its ``n_regs`` and ``metadata.shared``).
+* `fix_interpreter_loop_bounds()` — lets Triton 3.6's interpreter take a loop bound computed in
+  the kernel (``tl.range(pid, n_rows, tl.num_programs(0))``) under NumPy 2.4.
+
+The pitfalls `diagnose` recognises, each by recomputing its answer:
+
+* masked lanes loaded as 0, not -inf: softmax of the row padded with zeros to the block;
+* masked lanes not zeroed before the sum: each padding lane adds exp(0) = 1 to the sum;
+* no max subtraction: exp overflows in the rows with large logits (NaN or zeros there only);
+* the grid one row short: only the last row unwritten;
+* a persistent kernel without its row loop: only the first ``grid`` rows written.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from grader import checks, guards
+from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
+from grader.failures import GradeFailure
+
+NEG_INF = float("-inf")
+#: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
+FLOAT32_EXP_OVERFLOW = 88.72
+#: The longest row exercises 3 and 4 hold in one block.
+MAX_COLS = 16384
+
+
+# --- inputs --------------------------------------------------------------------------------
+
+def normal_rows(shape, dtype: torch.dtype, rng: torch.Generator, device: str) -> torch.Tensor:
+    """Standard normal logits (never all equal, never zero)."""
+    return checks.randn(shape, dtype, rng, device)
+
+
+def extreme_rows(shape, dtype: torch.dtype, rng: torch.Generator, device: str, *, scale: float = 1e4) -> torch.Tensor:
+    """Even rows have logits of magnitude ``scale`` (up to 5 x 1e4, within fp16's 65504), odd rows
+    are standard normal: a kernel without the max subtraction overflows in the even rows only,
+    which is how its mistake is told apart from others."""
+    m, n = shape
+    data = torch.randn((m, n), generator=rng, dtype=torch.float32).clamp(-5.0, 5.0)
+    scales = torch.ones(m, 1)
+    scales[0::2] = scale
+    return (data * scales).to(dtype).to(device)
+
+
+def masked_rows(shape, dtype: torch.dtype, rng: torch.Generator, device: str, *, fully_masked_row: int | None = None) -> torch.Tensor:
+    """Normal logits with about a third of them -inf (masked, as attention masks do), at least one
+    finite value per row; with ``fully_masked_row``, that row is entirely -inf."""
+    m, n = shape
+    data = torch.randn((m, n), generator=rng, dtype=torch.float32)
+    hidden = torch.rand((m, n), generator=rng) < 0.35
+    keep = torch.randint(0, n, (m,), generator=rng)
+    hidden[torch.arange(m), keep] = False
+    data[hidden] = NEG_INF
+    if fully_masked_row is not None:
+        data[fully_masked_row] = NEG_INF
+    return data.to(dtype).to(device)
+
+
+# --- the answer and the wrong answers ------------------------------------------------------
+
+def reference(x: torch.Tensor) -> torch.Tensor:
+    """Float64 softmax of each row on the CPU; NaN for a row that is entirely -inf (as torch)."""
+    return torch.softmax(x.detach().double().cpu(), dim=1)
+
+
+def _padded_zeros(x: torch.Tensor, pad: int) -> torch.Tensor:
+    """Masked lanes loaded as 0: softmax of each row followed by ``pad`` zeros, first N columns."""
+    zeros = torch.zeros((x.shape[0], pad), dtype=x.dtype)
+    return torch.softmax(torch.cat([x, zeros], dim=1), dim=1)[:, : x.shape[1]]
+
+
+def _padded_ones_in_sum(x: torch.Tensor, pad: int) -> torch.Tensor:
+    """Masked lanes not zeroed before the sum, their exponent zeroed instead: each adds exp(0) = 1."""
+    m = x.amax(dim=1, keepdim=True)
+    e = torch.exp(x - m)
+    return e / (e.sum(dim=1, keepdim=True) + pad)
+
+
+def _blocks_for(n_cols: int) -> list[int]:
+    """Block widths a learner plausibly used for rows of n_cols: next power of two and up."""
+    block = 1 << max(0, (n_cols - 1).bit_length())
+    blocks = []
+    while block <= max(MAX_COLS, n_cols):
+        if block > n_cols:
+            blocks.append(block)
+        block *= 2
+    return blocks
+
+
+def _matches(got: torch.Tensor, model: torch.Tensor, tol: Tolerance) -> bool:
+    """Does ``got`` equal ``model`` within ``tol`` (NaN matching NaN, infinities exactly)?"""
+    finite = torch.isfinite(model)
+    scale = model[finite].abs().max().item() if bool(finite.any()) else 1.0
+    same_special = (torch.isnan(got) & torch.isnan(model)) | ((got == model) & ~finite)
+    close = (got - model).abs() <= tol.rtol * model.abs() + tol.atol * (scale or 1.0)
+    return bool((same_special | (close & finite)).all())
+
+
+def _relaxed(dtype: torch.dtype) -> Tolerance:
+    tol = DEFAULT_TOLERANCES.get(dtype, DEFAULT_TOLERANCES[torch.float32])
+    return Tolerance(rtol=4 * tol.rtol, atol=4 * tol.atol)
+
+
+def _unwritten_rows(out: torch.Tensor) -> tuple[list[int], bool]:
+    """Rows of ``out`` never written (all poison), and whether any row is only partly written."""
+    poison = guards.is_poison(out.detach()).cpu()
+    if out.ndim != 2 or not bool(poison.any()):
+        return [], False
+    whole = poison.all(dim=1)
+    partly = bool((poison.any(dim=1) & ~whole).any())
+    return whole.nonzero().flatten().tolist(), partly
+
+
+def diagnose(out: torch.Tensor, x: torch.Tensor, *, grid: int | None = None) -> str | None:
+    """A sentence naming the known pitfall whose answer ``out`` is, or None.
+
+    ``x`` is the input the learner's function received; ``grid`` the number of programs it
+    launched (when known: it tells a persistent kernel without its loop from other unwritten rows).
+    """
+    if not isinstance(out, torch.Tensor) or out.ndim != 2 or tuple(out.shape) != tuple(x.shape):
+        return None
+    n_rows, n_cols = x.shape
+    rows, partly = _unwritten_rows(out)
+    if rows and not partly:
+        first = rows[0]
+        if first > 0 and rows == list(range(first, n_rows)):
+            if grid is not None and first == grid:
+                return (f"only the first {grid} rows of `out` were written, one per program, and your grid has "
+                        f"{grid} programs for {n_rows} rows: the kernel ignores the stride loop. Each program "
+                        "must visit rows pid, pid + num_programs, pid + 2 * num_programs, ... "
+                        "(`for row in tl.range(pid, n_rows, tl.num_programs(0))`)")
+            if first == n_rows - 1:
+                return (f"the last row of `out` (row {n_rows - 1}) was never written and every other row was: "
+                        f"the grid is one row short. One program per row needs grid = (n_rows,) = ({n_rows},)")
+            return (f"rows {first} to {n_rows - 1} of `out` were never written and rows 0 to {first - 1} were: "
+                    f"{first} programs ran for {n_rows} rows. Is the grid too small?")
+        return None
+    if rows or partly:
+        return None
+
+    got = out.detach().double().cpu()
+    xs = x.detach().double().cpu()
+    want = reference(x)
+    tol = _relaxed(out.dtype)
+
+    # No max subtraction: exp overflows (NaN, or zeros after a division by inf) in rows with
+    # large logits, while rows of ordinary logits come out right.
+    finite_rows = torch.isfinite(xs).any(dim=1)
+    row_max = torch.where(torch.isfinite(xs), xs, torch.full_like(xs, NEG_INF)).amax(dim=1)
+    large = finite_rows & (row_max > FLOAT32_EXP_OVERFLOW)
+    bad_rows = torch.tensor([not _matches(got[r], want[r], tol) for r in range(n_rows)])
+    if bool(bad_rows.any()) and not bool((bad_rows & ~large).any()):
+        broken = [r for r in range(n_rows) if bad_rows[r]]
+        if all(bool((~torch.isfinite(got[r])).any()) or bool((got[r] == 0).all()) for r in broken):
+            return (f"exp overflowed: subtract the row max first. Rows {_few(broken)} hold logits up to "
+                    f"{row_max[broken[0]].item():.4g} and come out as NaN or zeros, while rows of ordinary logits "
+                    f"are right: in float32, exp(x) is infinite above x = {FLOAT32_EXP_OVERFLOW}. "
+                    "softmax(x) = exp(x - max) / sum(exp(x - max)) is the same function and never overflows")
+
+    # Masked lanes polluting the sum, for each block width a learner may have used.
+    for block in _blocks_for(n_cols):
+        pad = block - n_cols
+        if _matches(got, _padded_ones_in_sum(xs, pad), tol):
+            return (f"masked lanes were not zeroed before the sum: your outputs are exp(x - max) / (sum + {pad}), "
+                    f"so each of the {pad} masked lanes of your {block}-wide block added exp(0) = 1 to the row sum. "
+                    "Zero the exponentials of masked lanes, not their exponents: "
+                    "`e = tl.where(mask, tl.exp(x - m), 0.0)` (or load them as -inf: exp(-inf) = 0)")
+        if _matches(got, _padded_zeros(xs, pad), tol):
+            return (f"masked lanes were loaded as 0, not -inf: your outputs are the softmax of each row padded "
+                    f"with {pad} zeros (the masked lanes of your {block}-wide block), so each of them added "
+                    "exp(0 - max) to the row sum. Load with `other=-float('inf')`: it cannot win the max, and "
+                    "exp(-inf) = 0 adds nothing")
+    return None
+
+
+def _few(rows: list[int]) -> str:
+    shown = ", ".join(str(r) for r in rows[:4])
+    return shown + (f" and {len(rows) - 4} more" if len(rows) > 4 else "")
+
+
+def expect_softmax(x: torch.Tensor, dtype: torch.dtype, *, grid: Callable[[], int | None] | None = None,
+                   tolerance: Tolerance | None = None) -> Callable[[Any], None]:
+    """A `run_case` ``expected=`` callable: compare with the reference, diagnose on failure, and
+    require exact zeros where the logits are -inf (outside fully masked rows).
+
+    ``grid`` is called on failure to learn how many programs were launched (see `LaunchRecorder`).
+    """
+    want = reference(x)
+
+    def check_result(out: Any) -> None:
+        try:
+            expect_close(out, want, name="out", dtype=dtype, tolerance=tolerance, poisoned=True)
+        except GradeFailure as failure:
+            hint = diagnose(out, x, grid=grid() if grid else None)
+            if hint:
+                raise GradeFailure(f"{hint}. The comparison: {failure}") from None
+            raise
+        masked = torch.isneginf(x.detach().cpu()) & ~torch.isnan(want)
+        if bool(masked.any()):
+            got = out.detach().cpu()
+            leaked = masked & (got != 0)
+            if bool(leaked.any()):
+                where = leaked.nonzero().tolist()
+                shown = "; ".join(f"out[{r}, {c}] = {got[r, c].item():.6g}" for r, c in where[:3])
+                more = f"; and {len(where) - 3} more" if len(where) > 3 else ""
+                raise GradeFailure(
+                    f"masked logits must give exactly 0: x is -inf at {len(where)} places where your output is not 0 "
+                    f"({shown}{more}). exp(-inf - max) is exactly 0 in float32; a large negative number in place of "
+                    "-inf, or a clamp before the exp, leaves a small non-zero there"
+                )
+
+    return check_result
+
+
+def expect_fully_masked(x: torch.Tensor, row: int, *, grid: Callable[[], int | None] | None = None) -> Callable[[Any], None]:
+    """A `run_case` ``expected=`` callable for an input whose row ``row`` is entirely -inf: that row
+    must be NaN (the contract, as torch.softmax), the others as `expect_softmax` says."""
+    rest = expect_softmax(x, x.dtype, grid=grid)
+
+    def check_result(out: Any) -> None:
+        if isinstance(out, torch.Tensor) and out.shape == x.shape:
+            values = out[row].detach().float().cpu()
+            if not bool(torch.isnan(values).all()) and not bool(guards.is_poison(out[row].detach()).any()):
+                shown = ", ".join(f"{v:.6g}" for v in values[:3].tolist())
+                raise GradeFailure(
+                    f"row {row} of x is entirely -inf (every logit masked): its softmax is 0 / 0, and this exercise "
+                    f"follows torch.softmax, which returns NaN for such a row, but your output starts {shown}. "
+                    "A kernel that subtracts the row max gives NaN there by itself (max = -inf, x - max = NaN): "
+                    "do not special-case the row"
+                )
+        rest(out)
+
+    return check_result
+
+
+def check(fn: Callable, x: torch.Tensor, *, dtype: torch.dtype | None = None, max_launches: int = 1,
+          grid: Callable[[], int | None] | None = None, tolerance: Tolerance | None = None) -> checks.CaseReport:
+    """Grade one call ``fn(x)``: guards, poison, fills, one launch, reference, diagnosis."""
+    return checks.run_case(fn, {"x": x}, expect_softmax(x, dtype or x.dtype, grid=grid, tolerance=tolerance),
+                           max_launches=max_launches)
+
+
+def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torch.dtype | None = None,
+                  grid: Callable[[], int | None] | None = None) -> checks.CaseReport:
+    """Grade ``fn`` on the values of ``x`` laid out with ``row_stride`` elements between row starts.
+
+    When that fails and the same values in contiguous rows pass, the kernel addresses rows as if
+    they were contiguous: the message says so, naming which tensor's stride it ignores.
+    """
+    strided = checks.with_row_stride(x, row_stride)
+    try:
+        return check(fn, strided, dtype=dtype, grid=grid)
+    except GradeFailure as failure:
+        if failure.kind != "wrong":
+            raise
+        try:
+            check(fn, x.contiguous(), dtype=dtype, grid=grid)
+        except GradeFailure:
+            raise failure from None
+        m, n = x.shape
+        text = str(failure)
+        if "past the end of `out`" in text or "before the start of `out`" in text or "gaps between the rows of `out`" in text:
+            raise GradeFailure(
+                f"your kernel ignores the row stride of `out`: it is right on contiguous rows, but when x is a "
+                f"{m} x {n} view whose rows are {row_stride} elements apart, it writes out's rows {row_stride} "
+                f"apart too. `out` is a new contiguous tensor (its rows are out.stride(0) = {n} apart): pass "
+                f"out.stride(0) to the kernel separately from x.stride(0). The grader saw: {failure}"
+            ) from None
+        raise GradeFailure(
+            f"your kernel ignores the row stride: it is right when the rows of x are contiguous, but wrong on a "
+            f"{m} x {n} view whose rows are {row_stride} elements apart (a column slice of a wider tensor, "
+            f"x.stride(0) = {row_stride}). Row r starts at x_ptr + r * x.stride(0), not r * n_cols: pass "
+            f"x.stride(0) (and out.stride(0) for the output) to the kernel. The grader saw: {failure}"
+        ) from None
+
+
+# --- launches ------------------------------------------------------------------------------
+
+@dataclass
+class RecordedLaunch:
+    kernel: str
+    grid: tuple[int, ...] | None
+    #: What Triton's launch returned: a CompiledKernel on a GPU, None in the interpreter.
+    compiled: Any = field(default=None, repr=False)
+
+
+class LaunchRecorder:
+    """``with LaunchRecorder() as rec: fn(x)``; then ``rec.launches`` (warm-ups not counted).
+
+    It wraps ``run`` of Triton's JITFunction and InterpretedFunction, like `grader.watch.Watch`,
+    and may be entered around a `run_case` (the watch then wraps this wrapper).
+    """
+
+    def __init__(self) -> None:
+        self.launches: list[RecordedLaunch] = []
+        self._originals: list[tuple[type, Any]] = []
+
+    @property
+    def grid(self) -> int | None:
+        """Programs in the last launch (the product of its grid dimensions), or None."""
+        if not self.launches or self.launches[-1].grid is None:
+            return None
+        total = 1
+        for g in self.launches[-1].grid:
+            total *= g
+        return total
+
+    def __enter__(self) -> "LaunchRecorder":
+        from grader import watch
+
+        recorder = self
+        for owner in _jit_classes():
+            original = owner.__dict__["run"]
+
+            def run(obj, *args, grid, warmup, _original=original, **kwargs):
+                result = _original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+                if not warmup:
+                    recorder.launches.append(RecordedLaunch(
+                        watch._kernel_name(obj), watch._resolve_grid(obj, grid, args, kwargs), result))
+                return result
+
+            self._originals.append((owner, original))
+            setattr(owner, "run", run)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, original in reversed(self._originals):
+            setattr(owner, "run", original)
+        self._originals.clear()
+
+
+def _jit_classes() -> list[type]:
+    found = []
+    try:
+        from triton.runtime.jit import JITFunction
+
+        found.append(JITFunction)
+    except ImportError:
+        pass
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        found.append(InterpretedFunction)
+    except ImportError:
+        pass
+    return [c for c in found if "run" in c.__dict__]
+
+
+def compiled_resources(compiled: Any) -> dict | None:
+    """``{"n_regs", "shared_bytes", "num_warps"}`` of a CompiledKernel (Triton 3.6 to 3.9), or None.
+
+    ``n_regs`` is filled in when the binary is loaded (``_init_handles``), which a launch has done.
+    """
+    if compiled is None:
+        return None
+    try:
+        init = getattr(compiled, "_init_handles", None)
+        if callable(init):
+            init()
+        metadata = compiled.metadata
+        shared = metadata["shared"] if isinstance(metadata, dict) else metadata.shared
+        warps = metadata["num_warps"] if isinstance(metadata, dict) else metadata.num_warps
+        return {"n_regs": int(compiled.n_regs), "shared_bytes": int(shared), "num_warps": int(warps)}
+    except Exception:  # a Triton that spells these differently: the caller says it could not check
+        return None
+
+
+# --- Triton 3.6's interpreter under NumPy >= 2.4 ---------------------------------------------
+
+def fix_interpreter_loop_bounds() -> bool:
+    """Let Triton 3.6's interpreter use loop bounds computed in the kernel. Returns True if patched.
+
+    The interpreter turns a loop bound into a Python int with ``int(self.handle.data)``; a
+    program id or a kernel argument is a one-element array there, and NumPy 2.4 made ``int()``
+    of a one-element array a TypeError ("only 0-dimensional arrays can be converted to Python
+    scalars"). So ``for row in tl.range(pid, n_rows, tl.num_programs(0))`` fails in Triton
+    3.6's interpreter (it compiles fine for a GPU). Triton 3.9 squeezes the array first; this
+    does the same for older interpreters, only where their source shows the old spelling.
+    """
+    try:
+        import numpy as np
+        from triton.runtime import interpreter
+    except ImportError:
+        return False
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "_course_squeezes_index", False):
+        return False
+    try:
+        if "int(self.handle.data))" not in inspect.getsource(original):
+            return False
+    except (OSError, TypeError):
+        return False
+
+    def patch_lang_tensor(tensor, scope, _original=original):
+        _original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).squeeze()))
+
+    patch_lang_tensor._course_squeezes_index = True
+    interpreter._patch_lang_tensor = patch_lang_tensor
+    return True
+
+
+__all__ = ["MAX_COLS", "LaunchRecorder", "RecordedLaunch", "check", "check_strided", "compiled_resources",
+           "diagnose", "expect_fully_masked", "expect_softmax", "extreme_rows", "fix_interpreter_loop_bounds",
+           "masked_rows", "normal_rows", "reference"]

@@ -1,0 +1,110 @@
+"""Checks for exercise 3, fused softmax: ``softmax(x) -> Tensor``.
+
+Rows of a 2-D tensor ``x`` (M, N), any row stride, N up to 16384 (one block per row), fp32, fp16
+and bf16 (arithmetic in fp32 inside). Every call must be exactly one kernel launch into an output
+allocated with ``empty_like`` (a ``zeros_like`` is an extra launch, reported as a fill).
+
+The contract for special rows, the same as ``torch.softmax``'s:
+
+* a logit of -inf (a masked position) gives exactly 0;
+* a row that is entirely -inf gives NaN everywhere (0 / 0: no distribution over no admissible
+  value). A kernel that subtracts the row max produces that by itself.
+
+Byte model: read x and write out once each, ``2 * M * N * element_size`` bytes.
+
+When an answer is wrong, `grader.specs._softmax.diagnose` recomputes it the way each known
+pitfall computes it (masked lanes loaded as 0, masked lanes not zeroed before the sum, no max
+subtraction, the grid one row short) and names the pitfall the learner's output matches; the
+strided check tells a kernel that ignores the row stride by rerunning on contiguous rows.
+"""
+
+import pytest
+import torch
+
+from grader import catalogue, checks
+from grader.specs import _softmax as sm
+
+FUNCTION = "softmax"
+EXERCISE = catalogue.get(3)
+
+#: Row lengths where masks go wrong: 1, 2, 3 (blocks of 1, 2 and 4 lanes), 781 (243 masked lanes of
+#: a 1024 block), 1823 (a prime: 225 masked of 2048), 4097 (a power of two + 1: 4095 masked of 8192).
+COLS = [1, 2, 3, 781, 1823, 4097]
+#: Odd row counts. The interpreter runs about 1 ms of Python per program plus the block's work,
+#: so long rows get few rows there.
+ROWS = {"interpreter": {1: 37, 2: 9, 3: 7, 781: 5, 1823: 3, 4097: 3}, "gpu": {n: 1031 for n in COLS}}
+#: (rows, columns, row stride) of the strided check: a column slice of a wider tensor.
+STRIDED = {"interpreter": (5, 781, 1000), "gpu": (257, 1823, 2053)}
+#: The longest row in one block.
+LONGEST = {"interpreter": (3, sm.MAX_COLS), "gpu": (1031, sm.MAX_COLS)}
+#: Rows of the stability and masking checks (even rows of the stability check have logits ~1e4).
+SPECIAL = {"interpreter": (6, 781), "gpu": (1030, 1823)}
+#: The performance check's rows: 4096 fp32 columns (seed 003's shape); rows enough for 8x the L2.
+PERF_COLS = 4096
+
+
+def minimum_bytes(n_rows: int, n_cols: int, element_size: int) -> int:
+    """Fewest bytes a softmax can move: one read of x and one write of out."""
+    return 2 * n_rows * n_cols * element_size
+
+
+@pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
+@pytest.mark.parametrize("n_cols", COLS, ids=lambda n: f"n{n}")
+def test_matches_reference(learner_function, n_cols, dtype, rng, device, mode):
+    x = sm.normal_rows((ROWS[mode][n_cols], n_cols), dtype, rng, device)
+    sm.check(learner_function, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=checks.dtype_id)
+def test_strided_rows(learner_function, dtype, rng, device, mode):
+    n_rows, n_cols, row_stride = STRIDED[mode]
+    x = sm.normal_rows((n_rows, n_cols), dtype, rng, device)
+    sm.check_strided(learner_function, x, row_stride)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=checks.dtype_id)
+def test_longest_row(learner_function, dtype, rng, device, mode):
+    x = sm.normal_rows(LONGEST[mode], dtype, rng, device)
+    sm.check(learner_function, x)
+
+
+@pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
+def test_extreme_logits(learner_function, dtype, rng, device, mode):
+    """Logits of magnitude 1e4 in every other row: finite, correct, nearly one-hot rows."""
+    x = sm.extreme_rows(SPECIAL[mode], dtype, rng, device)
+    sm.check(learner_function, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=checks.dtype_id)
+def test_masked_logits(learner_function, dtype, rng, device, mode):
+    """About a third of the logits are -inf: exactly 0 there, the rest a softmax over the others."""
+    x = sm.masked_rows(SPECIAL[mode], dtype, rng, device)
+    sm.check(learner_function, x)
+
+
+def test_fully_masked_row(learner_function, rng, device, mode):
+    """A row that is entirely -inf gives NaN, as torch.softmax does; the other rows are unaffected."""
+    n_rows, n_cols = SPECIAL[mode]
+    x = sm.masked_rows((n_rows, n_cols), torch.float32, rng, device, fully_masked_row=1)
+    checks.run_case(learner_function, {"x": x}, sm.expect_fully_masked(x, 1), max_launches=1)
+
+
+def test_performance(learner_function, mode):
+    if mode != "gpu":
+        pytest.skip("performance: not measured (no GPU)")
+    from grader import perf
+
+    # Input and output 4 bytes each per element; the input alone is 12 L2 sizes (~720 MB on an H200).
+    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8) // PERF_COLS)
+    x = torch.randn(n_rows, PERF_COLS, device="cuda")
+
+    def check(out):
+        checks.require(isinstance(out, torch.Tensor) and out.shape == x.shape,
+                       "`out` has the wrong shape at the benchmark size")
+        for rows in (slice(0, 16), slice(n_rows - 16, n_rows)):  # spot checks: a full float64 copy is 1.4 GB
+            want = torch.softmax(x[rows].double(), dim=1)
+            checks.require(bool(torch.allclose(out[rows].double(), want, rtol=1e-4, atol=1e-7)),
+                           f"`out` is wrong at the benchmark size {n_rows} x {PERF_COLS}")
+
+    checks.measure_bandwidth(learner_function, [x], nbytes=minimum_bytes(n_rows, PERF_COLS, 4),
+                             floor=EXERCISE.floor, check=check, label=f"{n_rows:,} x {PERF_COLS} fp32")

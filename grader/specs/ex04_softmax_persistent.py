@@ -1,0 +1,270 @@
+"""Checks for exercise 4, persistent softmax: ``softmax_persistent(x) -> Tensor``.
+
+The contract of exercise 3 (rows of a 2-D tensor, any row stride, N up to 16384, fp32/fp16/bf16,
+exactly 0 for a -inf logit, NaN for a row that is entirely -inf, one launch, no fill), computed by
+a grid of ``programs_per_sm x number of SMs`` programs, never more than the rows, each looping over
+rows ``pid, pid + G, pid + 2G, ...``. Byte model: ``2 * M * N * element_size`` bytes.
+
+The learner also writes the occupancy as two pure functions, checked on hand-computed cases
+without a GPU:
+
+    programs_per_sm(n_regs, shared_bytes, num_warps, *, regs_per_sm, smem_per_sm, threads_per_sm,
+                    warp_size) -> int
+        min(regs_per_sm // (n_regs * warp_size * num_warps),
+            smem_per_sm // shared_bytes            (left out when shared_bytes == 0),
+            threads_per_sm // (warp_size * num_warps))
+    grid_size(n_rows, programs_per_sm, num_sms) -> int
+        min(n_rows, programs_per_sm * num_sms)
+
+The grid check then asks that the launched grid be what those functions give for the kernel that
+was launched: on a GPU, for the ``CompiledKernel`` Triton returned from the launch (its
+``n_regs``, ``metadata.shared`` and ``metadata.num_warps``) and this GPU's limits (Triton's
+driver properties, as the stub's ``device_limits`` reads them); in the interpreter, which
+compiles nothing, for the stand-ins below (the stub has the same numbers), which make a grid of
+8 programs, so every row count above 8 runs the row loop more than once.
+"""
+
+import os
+
+import pytest
+import torch
+
+from grader import catalogue, checks
+from grader.failures import GradeFailure, describe_exception
+from grader.specs import _softmax as sm
+
+FUNCTION = "softmax_persistent"
+EXERCISE = catalogue.get(4)
+
+#: The interpreter's stand-ins (the same as INTERPRETER_KERNEL and INTERPRETER_GPU in the stub):
+#: programs_per_sm = min(65536 // (64 * 32 * 4) = 8, 232448 // 100000 = 2, 2048 // 128 = 16) = 2.
+INTERPRETER_KERNEL = {"n_regs": 64, "shared_bytes": 100_000, "num_warps": 4}
+INTERPRETER_GPU = {"num_sms": 4, "regs_per_sm": 65536, "smem_per_sm": 232448, "threads_per_sm": 2048, "warp_size": 32}
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    # `for row in tl.range(pid, n_rows, tl.num_programs(0))` in Triton 3.6's interpreter under NumPy 2.4.
+    sm.fix_interpreter_loop_bounds()
+
+#: Row lengths as in exercise 3, with more rows than the interpreter's 8 programs so the loop runs
+#: two to five times; on a GPU, more rows than any occupancy grid (an H200 fits at most 2112).
+COLS = [1, 2, 3, 781, 1823, 4097]
+ROWS = {"interpreter": {1: 37, 2: 19, 3: 17, 781: 11, 1823: 9, 4097: 9}, "gpu": {n: 4099 for n in COLS}}
+STRIDED = {"interpreter": (11, 781, 1000), "gpu": (4099, 1823, 2053)}
+LONGEST = {"interpreter": (9, sm.MAX_COLS), "gpu": (4099, sm.MAX_COLS)}
+SPECIAL = {"interpreter": (10, 781), "gpu": (4098, 1823)}
+#: Row counts of the grid check: fewer rows than programs, about one round, several rounds (the
+#: interpreter's grid is 8 programs; an H200's is at most 2112).
+GRID_ROWS = {"few_rows": {"interpreter": 3, "gpu": 3}, "some_rows": {"interpreter": 8, "gpu": 1000},
+             "many_rows": {"interpreter": 37, "gpu": 20011}}
+GRID_COLS = 129
+PERF_COLS = 4096
+
+PROGRAMS_PER_SM_SIGNATURE = ("programs_per_sm(n_regs, shared_bytes, num_warps, *, regs_per_sm, smem_per_sm, "
+                             "threads_per_sm, warp_size)")
+GRID_SIZE_SIGNATURE = "grid_size(n_rows, programs_per_sm, num_sms)"
+
+H200 = {"regs_per_sm": 65536, "smem_per_sm": 232448, "threads_per_sm": 2048, "warp_size": 32}
+#: A laptop RTX 3050 (sm_86): 99 KiB of shared memory and 1536 threads per SM.
+SM86 = {"regs_per_sm": 65536, "smem_per_sm": 101376, "threads_per_sm": 1536, "warp_size": 32}
+#: (id, n_regs, shared_bytes, num_warps, limits, expected), each worked out by hand below.
+OCCUPANCY_CASES = [
+    # registers 65536 // (128 * 32 * 8) = 2; threads 2048 // 256 = 8; no shared memory.
+    ("registers", 128, 0, 8, H200, 2),
+    # registers 65536 // (40 * 32 * 8) = 6; shared memory 232448 // 49216 = 4; threads 8.
+    ("shared_memory", 40, 49216, 8, H200, 4),
+    # registers 65536 // (16 * 32 * 4) = 32; shared memory 232448 // 1024 = 227; threads 2048 // 128 = 16.
+    ("threads", 16, 1024, 4, H200, 16),
+    # registers 65536 // (96 * 32 * 16) = 1.33 -> 1; threads 2048 // 512 = 4: a program fits whole or not at all.
+    ("rounds_down", 96, 0, 16, H200, 1),
+    # registers 65536 // (32 * 32 * 4) = 16; shared memory 101376 // 33024 = 3; threads 1536 // 128 = 12.
+    ("laptop_gpu", 32, 33024, 4, SM86, 3),
+    # registers 65536 // (24 * 32 * 2) = 42; shared memory 101376 // 4096 = 24; threads 1536 // 64 = 24.
+    ("two_limits_tie", 24, 4096, 2, SM86, 24),
+]
+#: (n_rows, programs_per_sm, num_sms, expected)
+GRID_CASES = [(4096, 4, 132, 528), (100, 16, 132, 100), (528, 4, 132, 528), (1, 2, 132, 1), (9, 2, 4, 8), (7, 2, 4, 7)]
+
+
+def minimum_bytes(n_rows: int, n_cols: int, element_size: int) -> int:
+    """Fewest bytes a softmax can move: one read of x and one write of out."""
+    return 2 * n_rows * n_cols * element_size
+
+
+def occupancy(n_regs: int, shared_bytes: int, num_warps: int, *, regs_per_sm: int, smem_per_sm: int,
+              threads_per_sm: int, warp_size: int) -> dict[str, int]:
+    """Each limit of the occupancy model, by name (the grader's own, for its messages)."""
+    threads = warp_size * num_warps
+    limits = {"registers": regs_per_sm // (n_regs * threads), "threads": threads_per_sm // threads}
+    if shared_bytes > 0:
+        limits["shared memory"] = smem_per_sm // shared_bytes
+    return limits
+
+
+def _learner_call(learner, name: str, signature: str, *args, **kwargs):
+    fn = getattr(learner, name, None)
+    if not callable(fn):
+        raise GradeFailure(f"your file does not define `{name}`: keep the functions the stub defines ({signature})")
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as exc:
+        raise GradeFailure(f"`{name}` raised TypeError: {exc}. Keep the stub's signature: {signature}") from None
+    except Exception as exc:
+        raise describe_exception(exc, checks.CONTEXT.learner_file) from None
+
+
+def _as_count(value, call: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__index__"):
+        raise GradeFailure(f"{call} returned {value!r}, not a whole number of programs")
+    if isinstance(value, float) and not value.is_integer():
+        raise GradeFailure(f"{call} returned {value:g}: programs come whole, so each limit rounds down (`//`)")
+    return int(value)
+
+
+# --- the occupancy functions, without a GPU -------------------------------------------------
+
+@pytest.mark.parametrize("case", OCCUPANCY_CASES, ids=lambda c: c[0])
+def test_programs_per_sm(learner, case):
+    _name, n_regs, shared_bytes, num_warps, limits, expected = case
+    shown = (f"programs_per_sm(n_regs={n_regs}, shared_bytes={shared_bytes}, num_warps={num_warps}, "
+             + ", ".join(f"{k}={v}" for k, v in limits.items()) + ")")
+    got = _as_count(_learner_call(learner, "programs_per_sm", PROGRAMS_PER_SM_SIGNATURE,
+                                  n_regs, shared_bytes, num_warps, **limits), shown)
+    if got != expected:
+        each = occupancy(n_regs, shared_bytes, num_warps, **limits)
+        tightest = min(each, key=each.get)
+        detail = ", ".join(f"{k} {v}" for k, v in each.items())
+        no_smem = "; no shared memory, so no limit from it" if shared_bytes == 0 else ""
+        raise GradeFailure(f"{shown} returned {got}, but {expected} programs fit (per SM, {detail}{no_smem}): "
+                           f"the tightest limit wins, here {tightest}")
+
+
+@pytest.mark.parametrize("case", GRID_CASES, ids=lambda c: f"rows{c[0]}_per_sm{c[1]}_sms{c[2]}")
+def test_grid_size(learner, case):
+    n_rows, per_sm, num_sms, expected = case
+    shown = f"grid_size(n_rows={n_rows}, programs_per_sm={per_sm}, num_sms={num_sms})"
+    got = _as_count(_learner_call(learner, "grid_size", GRID_SIZE_SIGNATURE, n_rows, per_sm, num_sms), shown)
+    if got != expected:
+        why = ("never more programs than rows: the extra programs would find no row to work on"
+               if expected == n_rows else
+               f"every SM filled to its occupancy: {per_sm} programs on each of {num_sms} SMs")
+        raise GradeFailure(f"{shown} returned {got}, expected {expected}: {why}")
+
+
+# --- the answer -----------------------------------------------------------------------------
+
+def _check(fn, x, **kwargs):
+    with sm.LaunchRecorder() as recorder:
+        return sm.check(fn, x, grid=lambda: recorder.grid, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
+@pytest.mark.parametrize("n_cols", COLS, ids=lambda n: f"n{n}")
+def test_matches_reference(learner_function, n_cols, dtype, rng, device, mode):
+    _check(learner_function, sm.normal_rows((ROWS[mode][n_cols], n_cols), dtype, rng, device))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=checks.dtype_id)
+def test_strided_rows(learner_function, dtype, rng, device, mode):
+    n_rows, n_cols, row_stride = STRIDED[mode]
+    x = sm.normal_rows((n_rows, n_cols), dtype, rng, device)
+    with sm.LaunchRecorder() as recorder:
+        sm.check_strided(learner_function, x, row_stride, grid=lambda: recorder.grid)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=checks.dtype_id)
+def test_longest_row(learner_function, dtype, rng, device, mode):
+    _check(learner_function, sm.normal_rows(LONGEST[mode], dtype, rng, device))
+
+
+@pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
+def test_extreme_logits(learner_function, dtype, rng, device, mode):
+    _check(learner_function, sm.extreme_rows(SPECIAL[mode], dtype, rng, device))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=checks.dtype_id)
+def test_masked_logits(learner_function, dtype, rng, device, mode):
+    _check(learner_function, sm.masked_rows(SPECIAL[mode], dtype, rng, device))
+
+
+def test_fully_masked_row(learner_function, rng, device, mode):
+    x = sm.masked_rows(SPECIAL[mode], torch.float32, rng, device, fully_masked_row=1)
+    with sm.LaunchRecorder() as recorder:
+        checks.run_case(learner_function, {"x": x}, sm.expect_fully_masked(x, 1, grid=lambda: recorder.grid),
+                        max_launches=1)
+
+
+# --- the grid -------------------------------------------------------------------------------
+
+def _device_limits() -> dict:
+    """This GPU's limits, read as the stub's device_limits reads them."""
+    import triton
+
+    index = torch.cuda.current_device()
+    props = triton.runtime.driver.active.utils.get_device_properties(index)
+    threads = getattr(torch.cuda.get_device_properties(index), "max_threads_per_multi_processor", 2048)
+    return {"num_sms": props["multiprocessor_count"], "regs_per_sm": props["max_num_regs"],
+            "smem_per_sm": props["max_shared_mem"], "threads_per_sm": threads, "warp_size": props["warpSize"]}
+
+
+@pytest.mark.parametrize("rows", GRID_ROWS)
+def test_grid(learner, learner_function, rows, rng, device, mode):
+    """The launched grid is grid_size(n_rows, programs_per_sm(<the launched kernel's counts>), SMs)."""
+    n_rows = GRID_ROWS[rows][mode]
+    x = sm.normal_rows((n_rows, GRID_COLS), torch.float32, rng, device)
+    with sm.LaunchRecorder() as recorder:
+        sm.check(learner_function, x, grid=lambda: recorder.grid)
+    launched = recorder.grid
+    checks.require(launched is not None, "could not read the grid of your launch: pass a tuple, e.g. `kernel[(G,)](...)`")
+    if launched > n_rows:
+        raise GradeFailure(f"launched {launched} programs for {n_rows} rows: never launch more programs than rows "
+                           "(grid_size returns min(n_rows, programs_per_sm * num_sms))")
+    if mode == "gpu":
+        resources = sm.compiled_resources(recorder.launches[-1].compiled)
+        if resources is None:
+            pytest.skip("grid: not checked (could not read the compiled kernel's registers on this Triton)")
+        limits = _device_limits()
+        source = ("the counts of the kernel you launched (n_regs, metadata.shared, metadata.num_warps) and this "
+                  "GPU's limits")
+    else:
+        resources, limits = INTERPRETER_KERNEL, INTERPRETER_GPU
+        source = ("the interpreter's stand-in numbers (INTERPRETER_KERNEL and INTERPRETER_GPU in the stub: the "
+                  "interpreter compiles nothing, so there are no counts to read)")
+    per_sm_call = (f"programs_per_sm({resources['n_regs']}, {resources['shared_bytes']}, {resources['num_warps']}, "
+                   f"regs_per_sm={limits['regs_per_sm']}, smem_per_sm={limits['smem_per_sm']}, "
+                   f"threads_per_sm={limits['threads_per_sm']}, warp_size={limits['warp_size']})")
+    per_sm = _as_count(_learner_call(learner, "programs_per_sm", PROGRAMS_PER_SM_SIGNATURE,
+                                     resources["n_regs"], resources["shared_bytes"], resources["num_warps"],
+                                     **{k: v for k, v in limits.items() if k != "num_sms"}), per_sm_call)
+    expected = _as_count(_learner_call(learner, "grid_size", GRID_SIZE_SIGNATURE, n_rows, per_sm, limits["num_sms"]),
+                         "grid_size")
+    if launched == expected:
+        return
+    detail = (f"{per_sm_call} = {per_sm} and grid_size({n_rows}, {per_sm}, {limits['num_sms']}) = {expected}, "
+              f"from {source}")
+    if launched == n_rows:
+        raise GradeFailure(f"launched one program per row ({n_rows} programs for {n_rows} rows): that is exercise 3's "
+                           f"grid. A persistent kernel launches only the programs that fit at once and loops over the "
+                           f"rows: {detail}")
+    raise GradeFailure(f"launched {launched} programs, but your occupancy functions give {expected}: {detail}. "
+                       "Compute the grid from the kernel compiled for these arguments (kernel_resources) and this "
+                       "GPU's limits (device_limits)")
+
+
+def test_performance(learner_function, mode):
+    if mode != "gpu":
+        pytest.skip("performance: not measured (no GPU)")
+    from grader import perf
+
+    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8) // PERF_COLS)
+    x = torch.randn(n_rows, PERF_COLS, device="cuda")
+
+    def check(out):
+        checks.require(isinstance(out, torch.Tensor) and out.shape == x.shape,
+                       "`out` has the wrong shape at the benchmark size")
+        for rows in (slice(0, 16), slice(n_rows - 16, n_rows)):  # spot checks: a full float64 copy is 1.4 GB
+            want = torch.softmax(x[rows].double(), dim=1)
+            checks.require(bool(torch.allclose(out[rows].double(), want, rtol=1e-4, atol=1e-7)),
+                           f"`out` is wrong at the benchmark size {n_rows} x {PERF_COLS}")
+
+    checks.measure_bandwidth(learner_function, [x], nbytes=minimum_bytes(n_rows, PERF_COLS, 4),
+                             floor=EXERCISE.floor, check=check, label=f"{n_rows:,} x {PERF_COLS} fp32")

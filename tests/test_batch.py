@@ -1,0 +1,161 @@
+"""`grade batch`: a folder holding a copy of the solution, known-wrong variants and a file that does
+not parse, graded for real (one check each, to stay fast); then scoring and the Gradescope format
+with a scripted grader."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader import batch, catalogue, cli
+from grader.isolation import CheckResult, RunResult
+
+ROOT = catalogue.ROOT
+EX1 = catalogue.get(1)
+WRONG = ROOT / "tests" / "wrong" / "ex01"
+#: One case that every mistake below shows up in: a ragged tail past one block.
+SELECT = "matches_reference and n1025 and fp32"
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADE_STATE_DIR", str(tmp_path / "state"))
+
+
+def test_batch_over_a_class_folder(tmp_path, capsys):
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copy(EX1.solution_path, submissions / "alice.py")
+    shutil.copy(WRONG / "no_tail_mask.py", submissions / "bob.py")
+    shutil.copy(WRONG / "kernel_raises.py", submissions / "carol.py")
+    (submissions / "dave.py").write_text("def add(x, y)\n    return x + y\n")  # does not parse
+    (submissions / "notes.txt").write_text("not a submission")
+    out = tmp_path / "out"
+
+    code = cli.main(["batch", str(submissions), "--exercise", "1", "--select", SELECT, "--seed", "7", "--jobs", "2",
+                     "--interpreter", "--out", str(out), "--gradescope", "--points", "10"])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert code == cli.EXIT_FAILED  # not every submission passed
+    assert "1 of 4 submissions passed" in printed and "--seed 7" in printed
+    assert str(out / "summary.csv") in printed or "summary.csv" in printed
+
+    with open(out / "summary.csv", newline="") as f:
+        rows = {r["file"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave.py"}
+    assert rows["alice.py"]["passed"] == "True" and float(rows["alice.py"]["score"]) == 10.0
+    assert rows["bob.py"]["passed"] == "False" and float(rows["bob.py"]["score"]) == 0.0
+    assert "past the end of `out`" in rows["bob.py"]["first_failure"]
+    assert "NameError" in rows["carol.py"]["first_failure"]
+    assert "does not parse" in rows["dave.py"]["first_failure"] and "line 1" in rows["dave.py"]["first_failure"]
+    assert all(float(r["max_score"]) == 10.0 for r in rows.values())
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exercise"] == 1 and summary["seed"] == 7 and summary["select"] == SELECT
+    by_name = {Path(s["file"]).name: s for s in summary["submissions"]}
+    assert by_name["alice.py"]["result"]["passed"] is True
+    assert by_name["dave.py"]["result"] is None and "does not parse" in by_name["dave.py"]["error"]
+
+    for name in ("alice", "bob", "carol", "dave"):
+        results = json.loads((out / "gradescope" / f"{name}.results.json").read_text())
+        assert set(results) >= {"score", "tests", "output", "execution_time", "visibility"}
+        assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
+        for test in results["tests"]:
+            assert set(test) >= {"name", "score", "max_score", "output"}
+    bob = json.loads((out / "gradescope" / "bob.results.json").read_text())
+    assert bob["tests"][0]["status"] == "failed" and "past the end of `out`" in bob["tests"][0]["output"]
+    assert "grade exercise 1 --from bob.py --seed 7" in bob["output"]
+
+
+def test_usage_errors(tmp_path, capsys):
+    assert cli.main(["batch", str(tmp_path / "missing"), "--exercise", "1"]) == cli.EXIT_USAGE
+    assert cli.main(["batch", str(tmp_path), "--exercise", "1"]) == cli.EXIT_USAGE  # no *.py
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert cli.main(["batch", str(tmp_path), "--exercise", "99"]) == cli.EXIT_USAGE
+    assert cli.main(["batch", str(tmp_path), "--exercise", "1", "--jobs", "0"]) == cli.EXIT_USAGE
+    assert "Traceback" not in capsys.readouterr().err
+
+
+# --- scoring and formats with a scripted grader ----------------------------------------------------
+
+def scripted(results: dict[str, list[CheckResult] | Exception]):
+    def grade(exercise, path, **options):
+        outcome = results[Path(path).name]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return RunResult(exercise=exercise.number, learner_file=str(path), seed=options.get("seed", 0),
+                         mode="interpreter", checks=outcome)
+
+    return grade
+
+
+def check(name: str, passed: bool, *, skipped=False, kind="ok", message="") -> CheckResult:
+    return CheckResult(f"spec::test_{name}", name, passed, skipped=skipped, kind=kind, message=message)
+
+
+PERF_SKIPPED = check("performance", False, skipped=True, message="performance: not measured (no GPU)")
+
+
+def test_scores_count_run_checks_and_ignore_checks_skipped_by_design(tmp_path):
+    for name in ("full.py", "half.py", "stub.py", "crashes_grader.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    grade = scripted({
+        "full.py": [check("matches_reference[n1]", True), check("matches_reference[n2]", True), PERF_SKIPPED],
+        "half.py": [check("matches_reference[n1]", True), check("matches_reference[n2]", False, message="off"),
+                    PERF_SKIPPED],
+        "stub.py": [check("matches_reference[n1]", False, kind="not_implemented", message="not implemented yet: x"),
+                    check("matches_reference[n2]", False, skipped=True, kind="not_run", message="not run"),
+                    PERF_SKIPPED],
+        "crashes_grader.py": OSError("disk full"),
+    })
+    subs = batch.grade_all(batch.submissions_in(tmp_path), EX1, seed=1, grade=grade, jobs=2)
+    scores = {s.path.name: (s.passed, s.score(100)) for s in subs}
+    assert scores == {"crashes_grader.py": (False, 0.0), "full.py": (True, 100.0), "half.py": (False, 50.0),
+                      "stub.py": (False, 0.0)}
+    crashed = next(s for s in subs if s.path.name == "crashes_grader.py")
+    assert "the grader failed on crashes_grader.py: OSError: disk full" in crashed.failures()[0]
+
+
+def test_gradescope_results_for_a_single_submission(tmp_path):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "ex01_vector_add.py").write_text("x = 1\n")
+    grade = scripted({"ex01_vector_add.py": [check("matches_reference[n1]", True),
+                                             check("matches_reference[n2]", False, message="wrote past the end"),
+                                             check("large[fp32]", True), PERF_SKIPPED]})
+    subs = batch.grade_all(batch.submissions_in(tmp_path / "submission"), EX1, seed=3, grade=grade)
+    out = tmp_path / "results"
+    written = batch.write_outputs(subs, EX1, out, seed=3, points=30, select=None, gradescope_format=True)
+    assert out / "results.json" in written  # where Gradescope reads it: /autograder/results/results.json
+    results = json.loads((out / "results.json").read_text())
+    assert results["score"] == 20.0
+    tests = {t["name"]: t for t in results["tests"]}
+    assert tests["matches_reference"] == {"name": "matches_reference", "score": 10.0, "max_score": 20.0,
+                                          "status": "failed", "visibility": "visible",
+                                          "output": "1 of 2 cases passed.\n[n2] wrote past the end"}
+    assert tests["large"]["score"] == tests["large"]["max_score"] == 10.0 and tests["large"]["status"] == "passed"
+    assert tests["performance"]["max_score"] == 0.0 and "not measured" in tests["performance"]["output"]
+    assert sum(t["max_score"] for t in results["tests"]) == pytest.approx(30)
+
+
+@pytest.mark.parametrize("content,expected", [
+    (b"def add(x, y)\n", "does not parse: SyntaxError at line 1"),
+    (b"\xff\xfe\x00garbage", "is not UTF-8 text"),
+    (b"x = 1\x00\n", "does not parse"),
+    (b"x = 1\n", None),
+], ids=["syntax", "binary", "null-byte", "fine"])
+def test_precheck(tmp_path, content, expected):
+    path = tmp_path / "s.py"
+    path.write_bytes(content)
+    said = batch.precheck(path)
+    assert (said is None) if expected is None else (expected in said)
+
+
+def test_a_file_that_cannot_be_graded_still_gets_a_gradescope_result(tmp_path):
+    (tmp_path / "broken.py").write_text("def add(:\n")
+    subs = batch.grade_all([tmp_path / "broken.py"], EX1, seed=1, grade=scripted({}))
+    result = batch.gradescope(subs[0], EX1, points=100, seed=1)
+    assert result["score"] == 0.0 and result["tests"][0]["max_score"] == 100
+    assert "does not parse" in result["tests"][0]["output"] and result["tests"][0]["status"] == "failed"

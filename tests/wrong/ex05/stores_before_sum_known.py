@@ -1,0 +1,39 @@
+"""Wrong: one pass only. Each block is stored as soon as it is read, with the max and sum of the
+blocks seen so far; only the last block gets the final m and d. Half the bytes of the two-pass
+kernel, and wrong everywhere but the last block."""
+
+import torch
+import triton
+import triton.language as tl
+
+EXPECTED = "stored before the row's sum was known"
+SELECT = "matches_reference and 3x24581 and fp32"
+
+
+@triton.jit
+def softmax_online_kernel(out_ptr, x_ptr, x_row_stride, out_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    out_row = out_ptr + row * out_row_stride
+    cols = tl.arange(0, BLOCK_SIZE)
+    m = tl.full((), float("-inf"), tl.float32)
+    d = tl.full((), 0.0, tl.float32)
+    start = 0
+    while start < n_cols:
+        mask = start + cols < n_cols
+        x = tl.load(x_row + start + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        m_ref = tl.where(m_new == float("-inf"), 0.0, m_new)
+        d = d * tl.exp(m - m_ref) + tl.sum(tl.exp(x - m_ref), axis=0)
+        m = m_new
+        # The mistake: m and d are not final yet.
+        tl.store(out_row + start + cols, (tl.exp(x - m) / d).to(out_ptr.dtype.element_ty), mask=mask)
+        start += BLOCK_SIZE
+
+
+def softmax_online(x):
+    n_rows, n_cols = x.shape
+    out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+    BLOCK_SIZE = min(8192, triton.next_power_of_2(n_cols))
+    softmax_online_kernel[(n_rows,)](out, x, x.stride(0), out.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE)
+    return out
