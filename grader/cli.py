@@ -69,6 +69,9 @@ def cmd_exercise(args, console: Console) -> int:
         print(json.dumps(report.to_json(run), indent=1))
     else:
         report.render(run, exercise, console)
+        if run.passed and not args.from_path:
+            console.print(Text(f"`grade solution {exercise.number}` shows the reference with its commentary; "
+                               "`grade list` shows what comes next.", style="dim"))
     return EXIT_PASSED if run.passed else EXIT_FAILED
 
 

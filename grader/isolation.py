@@ -24,6 +24,8 @@ from grader.catalogue import ROOT, Exercise
 #: Seconds one check may take. The interpreter runs ~1 ms of Python per program instance.
 CHECK_TIMEOUT = {"interpreter": 120.0, "gpu": 60.0}
 MAX_RESTARTS = 6
+#: Each hung check costs a whole timeout: after this many in a row, the rest are not run.
+MAX_CONSECUTIVE_TIMEOUTS = 2
 EXIT_RESTART = 75  # mirrors grader.harness.plugin.EXIT_RESTART (kept import-free here)
 
 _SIGNALS = {
@@ -116,6 +118,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     collected: list[str] = []
     names: dict[str, str] = {}
     done: dict[str, CheckResult] = {}
+    gave_up = ""
+    consecutive_timeouts = 0
 
     with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
         events_path = Path(tmp) / "events.jsonl"
@@ -135,49 +139,24 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
             env.setdefault("PYTHONFAULTHANDLER", "1")
             env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
             offset = events_path.stat().st_size if events_path.exists() else 0
-            with open(stderr_path, "wb") as stderr, open(Path(tmp) / f"stdout-{attempt}.txt", "wb") as stdout:
-                proc = subprocess.Popen(cmd, cwd=os.getcwd(), env=env, stdout=stdout, stderr=stderr,
-                                        start_new_session=True)
-                running: str | None = None
-                running_since = 0.0
-                timed_out: str | None = None
-                while True:
-                    offset, events = _read_events(events_path, offset)
-                    for event in events:
-                        kind = event.get("event")
-                        if kind == "mode":
-                            result.mode = event["mode"]
-                            result.versions = {k: event.get(k) for k in ("triton", "torch", "python")}
-                        elif kind == "collected":
-                            for nodeid, name in zip(event["nodeids"], event["names"]):
-                                if nodeid not in names:
-                                    collected.append(nodeid)
-                                    names[nodeid] = name
-                        elif kind == "start":
-                            running, running_since = event["nodeid"], time.monotonic()
-                        elif kind == "result":
-                            done[event["nodeid"]] = CheckResult(
-                                nodeid=event["nodeid"], name=event["name"], passed=event["passed"],
-                                skipped=event.get("skipped", False), message=event.get("message", ""),
-                                kind=event.get("kind", "ok"), launches=event.get("launches") or [],
-                                performance=event.get("performance"), extra=event.get("extra"))
-                            if running == event["nodeid"]:
-                                running = None
-                    if proc.poll() is not None:
-                        break
-                    limit = check_timeout or CHECK_TIMEOUT.get(result.mode, CHECK_TIMEOUT["interpreter"])
-                    if running and time.monotonic() - running_since > limit:
-                        timed_out = running
-                        _kill(proc)
-                        done[running] = CheckResult(running, names.get(running, running), False,
-                                                    message=_timeout_message(limit, names.get(running, running)),
-                                                    kind="timeout")
-                        running = None
-                        break
-                    time.sleep(0.05)
-            offset, events = _read_events(events_path, offset)  # anything written just before exit
-            for event in events:
-                if event.get("event") == "result":
+            running: str | None = None
+            running_since = 0.0
+            timed_out: str | None = None
+
+            def apply(event: dict) -> None:
+                nonlocal running, running_since
+                kind = event.get("event")
+                if kind == "mode":
+                    result.mode = event["mode"]
+                    result.versions = {k: event.get(k) for k in ("triton", "torch", "python")}
+                elif kind == "collected":
+                    for nodeid, name in zip(event["nodeids"], event["names"]):
+                        if nodeid not in names:
+                            collected.append(nodeid)
+                            names[nodeid] = name
+                elif kind == "start":
+                    running, running_since = event["nodeid"], time.monotonic()
+                elif kind == "result":
                     done[event["nodeid"]] = CheckResult(
                         nodeid=event["nodeid"], name=event["name"], passed=event["passed"],
                         skipped=event.get("skipped", False), message=event.get("message", ""),
@@ -185,10 +164,40 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
                         performance=event.get("performance"), extra=event.get("extra"))
                     if running == event["nodeid"]:
                         running = None
+
+            with open(stderr_path, "wb") as stderr, open(Path(tmp) / f"stdout-{attempt}.txt", "wb") as stdout:
+                proc = subprocess.Popen(cmd, cwd=os.getcwd(), env=env, stdout=stdout, stderr=stderr,
+                                        start_new_session=True)
+                try:
+                    while proc.poll() is None:
+                        offset, events = _read_events(events_path, offset)
+                        for event in events:
+                            apply(event)
+                        limit = check_timeout or CHECK_TIMEOUT.get(result.mode, CHECK_TIMEOUT["interpreter"])
+                        if running and time.monotonic() - running_since > limit:
+                            timed_out = running
+                            _kill(proc)
+                            done[running] = CheckResult(running, names.get(running, running), False,
+                                                        message=_timeout_message(limit, names.get(running, running)),
+                                                        kind="timeout")
+                            running = None
+                            break
+                        time.sleep(0.05)
+                except BaseException:  # Ctrl-C (grade watch, grade batch): never leave the child running
+                    _kill(proc)
+                    raise
+            offset, events = _read_events(events_path, offset)  # anything written just before exit
+            for event in events:
+                apply(event)
             returncode = proc.returncode
             stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
             if timed_out:
+                consecutive_timeouts += 1
+                if consecutive_timeouts >= MAX_CONSECUTIVE_TIMEOUTS:
+                    gave_up = f"not run: {consecutive_timeouts} checks in a row did not finish, so the grader stopped"
+                    break
                 continue
+            consecutive_timeouts = 0
             if running is not None and running not in done:
                 done[running] = CheckResult(running, names.get(running, running), False,
                                             message=_crash_message(returncode, stderr_tail, names.get(running)),
@@ -204,14 +213,14 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
                     (Path(tmp) / f"stdout-{attempt}.txt").read_text(errors="replace")).strip()[-1500:]
             break
         else:
-            result.fatal = f"gave up after {MAX_RESTARTS} restarts of the grader's process"
+            gave_up = f"not run: the grader stopped after restarting {MAX_RESTARTS} times (crashes or hangs)"
 
     for nodeid in collected:
         if nodeid in done:
             result.checks.append(done[nodeid])
         else:
             result.checks.append(CheckResult(nodeid, names[nodeid], False, skipped=True,
-                                             message="not run", kind="not_run"))
+                                             message=gave_up or "not run", kind="not_run"))
     for nodeid, check in done.items():  # an import failure reports before collection
         if nodeid not in names:
             result.checks.append(check)

@@ -45,6 +45,7 @@ def to_json(run: RunResult) -> dict:
         "versions": run.versions,
         "learner_file": run.learner_file,
         "amdahl": amdahl_summary(run),
+        "byte_model": next((c.extra["byte_model"] for c in run.checks if c.extra and c.extra.get("byte_model")), None),
         "traffic": next((c.extra["traffic"] for c in run.checks if c.extra and c.extra.get("traffic")), None),
     }
 
@@ -88,20 +89,21 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     table.add_column(style="bold")
     table.add_column()
     for group, members in groups.items():
-        failed = [c for c in members if not c.passed and not (c.skipped and c.kind != "not_run")]
+        not_run = [c for c in members if c.kind == "not_run"]
         skipped = [c for c in members if c.skipped and c.kind != "not_run"]
-        if group == "performance" and skipped:
-            table.add_row(Text("–", style="yellow"), group, Text(skipped[0].message or NOT_MEASURED, style="yellow"))
-            continue
+        failed = [c for c in members if not c.passed and not c.skipped and c.kind != "not_run"]
         if failed:
-            table.add_row(Text("✗", style="bold red"), group,
-                          Text(f"{len(members) - len(failed)} of {len(members)} cases passed", style="red"))
+            passed = len(members) - len(failed) - len(not_run) - len(skipped)
+            summary = f"{passed} of {len(members)} cases passed" + (f", {len(not_run)} not run" if not_run else "")
+            table.add_row(Text("✗", style="bold red"), group, Text(summary, style="red"))
             for check in failed[:4]:
                 case = _case(check.name)
                 prefix = f"[{case}] " if case else ""
-                table.add_row("", "", Text(prefix + (check.message or check.kind), style="red" if check.kind != "not_run" else "dim"))
+                table.add_row("", "", Text(prefix + (check.message or check.kind), style="red"))
             if len(failed) > 4:
                 table.add_row("", "", Text(f"… and {len(failed) - 4} more failing cases (see --json)", style="dim"))
+        elif not_run and len(not_run) + len(skipped) == len(members):
+            table.add_row(Text("·", style="dim"), group, Text(not_run[0].message, style="dim"))
         elif skipped and len(skipped) == len(members):
             table.add_row(Text("–", style="yellow"), group, Text(skipped[0].message, style="yellow"))
         else:

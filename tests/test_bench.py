@@ -68,6 +68,20 @@ def test_a_wrong_result_is_reported_and_not_timed():
     assert all("error" not in r for r in rows if r["kernel"] != "yours")
 
 
+def test_the_comparison_runs_in_chunks_and_counts_every_wrong_element(monkeypatch):
+    monkeypatch.setattr(bench, "COMPARE_CHUNK", 7)  # 1000 elements in 143 chunks, the last one ragged
+
+    def last_element_wrong(x, y):
+        out = x + y
+        out[-1] += 1.0
+        out[3] = float("nan")
+        return out
+
+    rows = bench.sweep(dataclasses.replace(ADD, sizes=({"n": 1000},)), last_element_wrong, device="cpu",
+                       time_ms=one_ms, ceiling_gbps=CEILING, nbytes=EX1_BYTES)
+    assert "(2 of 1000 elements off, max |difference| inf)" in rows[0]["error"]
+
+
 @pytest.mark.parametrize("learner,expected", [
     (lambda x, y: (_ for _ in ()).throw(NotImplementedError("exercise 1: launch add_kernel")), "not implemented yet"),
     (lambda x, y: None, "returned NoneType, not a tensor"),

@@ -413,7 +413,7 @@ def plot_bias_gelu(m: Measurements, out: Path, written: dict) -> None:
         shape_rows = [r for r in rows if r.get("ms") is not None]
         if shape_rows:
             key_shape = max(shape_rows, key=lambda r: (r.get("M", 0) * r.get("N", 0), _rows_bytes(r) or 0))
-            shape = {k: key_shape[k] for k in ("M", "N") if k in key_shape}
+            shape = {k: key_shape[k] for k in ("M", "N", "dtype") if k in key_shape}
             for r in shape_rows:
                 if all(r.get(k) == v for k, v in shape.items()):
                     kernel = _kernel_key(r.get("kernel", "?"))

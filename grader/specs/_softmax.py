@@ -8,9 +8,13 @@ Stable API (other specs may import it):
 * `normal_rows`, `extreme_rows`, `masked_rows` — input generators drawn on the CPU from the
   test's generator (``--seed`` replays them on any device).
 * `check(fn, x, dtype=...)` — `grader.checks.run_case` with one launch allowed, guards, poison
-  and fill detection, and a comparison that, when it fails, recomputes the answer the way each
-  known pitfall computes it and names the pitfall whose answer the learner's output matches
-  (`diagnose`), keeping the grader's generic mismatch sentence after it.
+  and fill detection, and `expect_softmax`'s comparison: the tolerances of `grader.compare`
+  with the ``atol`` term relative to each row's largest value (`expect_close_by_row`), exact
+  zeros where a logit is -inf, and, when it fails, the answer recomputed the way each known
+  pitfall computes it, naming the pitfall whose answer the learner's output matches
+  (`diagnose`) before the grader's generic mismatch sentence.
+* `expect_fully_masked(x, row)` — the same for an input whose row ``row`` is entirely -inf,
+  with its own sentence when that row is not NaN.
 * `check_strided(fn, x, row_stride, ...)` — the same on a view whose rows are ``row_stride``
   elements apart; when it fails and the same values in contiguous rows pass, the message says
   the kernel ignores the row stride.
@@ -37,7 +41,7 @@ from typing import Any, Callable
 import torch
 
 from grader import checks, guards
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
+from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
 NEG_INF = float("-inf")
@@ -110,13 +114,54 @@ def _blocks_for(n_cols: int) -> list[int]:
     return blocks
 
 
+def _row_scale(model: torch.Tensor) -> torch.Tensor:
+    """max |model| over the finite values of each row (1 where a row has none), shaped to broadcast."""
+    finite = torch.isfinite(model)
+    scale = torch.where(finite, model.abs(), torch.zeros_like(model)).amax(dim=-1, keepdim=True)
+    return torch.where(scale > 0, scale, torch.ones_like(scale))
+
+
+def _bound(model: torch.Tensor, tol: Tolerance) -> torch.Tensor:
+    """The tolerance of each element: rtol relative to itself, atol relative to its row's largest value.
+
+    Per row, not per tensor: in the stability check a row of ordinary logits (values near 1/N)
+    sits beside nearly one-hot rows (values near 1), and a tensor-wide scale would excuse any
+    error in the ordinary row.
+    """
+    return tol.rtol * model.abs() + tol.atol * _row_scale(model)
+
+
 def _matches(got: torch.Tensor, model: torch.Tensor, tol: Tolerance) -> bool:
     """Does ``got`` equal ``model`` within ``tol`` (NaN matching NaN, infinities exactly)?"""
     finite = torch.isfinite(model)
-    scale = model[finite].abs().max().item() if bool(finite.any()) else 1.0
     same_special = (torch.isnan(got) & torch.isnan(model)) | ((got == model) & ~finite)
-    close = (got - model).abs() <= tol.rtol * model.abs() + tol.atol * (scale or 1.0)
+    close = (got - model).abs() <= _bound(model, tol)
     return bool((same_special | (close & finite)).all())
+
+
+def expect_close_by_row(out: torch.Tensor, want: torch.Tensor, *, tolerance: Tolerance | None = None) -> None:
+    """`grader.compare.expect_close`'s comparison with each row's own scale (see `_bound`).
+
+    Run after ``expect_close``, which has already checked shape, dtype, unwritten elements and
+    NaN/inf; this catches what its tensor-wide scale lets through.
+    """
+    tol = tolerance or DEFAULT_TOLERANCES.get(out.dtype, DEFAULT_TOLERANCES[torch.float32])
+    got = out.detach().double().cpu()
+    finite = torch.isfinite(want)
+    err = (got - want).abs()
+    bound = _bound(want, tol)
+    bad = finite & (err > bound)
+    if not bool(bad.any()):
+        return
+    where = bad.nonzero().tolist()
+    shown = "; ".join(f"out[{r}, {c}] = {got[r, c].item():.6g} but expected {want[r, c].item():.6g}" for r, c in where[:3])
+    more = f"; and {len(where) - 3} more" if len(where) > 3 else ""
+    worst = (err[finite] / bound[finite]).max().item()
+    raise GradeFailure(
+        f"{len(where)} of {want.numel()} elements of `out` differ from the float64 reference beyond the "
+        f"{dtype_name(out.dtype)} tolerance (rtol {tol.rtol:g}, atol {tol.atol:g} x the largest value of the row; "
+        f"worst {worst:.3g}x over): {shown}{more}"
+    )
 
 
 def _relaxed(dtype: torch.dtype) -> Tolerance:
@@ -171,7 +216,7 @@ def diagnose(out: torch.Tensor, x: torch.Tensor, *, grid: int | None = None) -> 
     finite_rows = torch.isfinite(xs).any(dim=1)
     row_max = torch.where(torch.isfinite(xs), xs, torch.full_like(xs, NEG_INF)).amax(dim=1)
     large = finite_rows & (row_max > FLOAT32_EXP_OVERFLOW)
-    bad_rows = torch.tensor([not _matches(got[r], want[r], tol) for r in range(n_rows)])
+    bad_rows = torch.tensor([bool(large.any()) and not _matches(got[r], want[r], tol) for r in range(n_rows)])
     if bool(bad_rows.any()) and not bool((bad_rows & ~large).any()):
         broken = [r for r in range(n_rows) if bad_rows[r]]
         if all(bool((~torch.isfinite(got[r])).any()) or bool((got[r] == 0).all()) for r in broken):
@@ -213,6 +258,7 @@ def expect_softmax(x: torch.Tensor, dtype: torch.dtype, *, grid: Callable[[], in
     def check_result(out: Any) -> None:
         try:
             expect_close(out, want, name="out", dtype=dtype, tolerance=tolerance, poisoned=True)
+            expect_close_by_row(out, want, tolerance=tolerance)
         except GradeFailure as failure:
             hint = diagnose(out, x, grid=grid() if grid else None)
             if hint:
@@ -424,5 +470,5 @@ def fix_interpreter_loop_bounds() -> bool:
 
 
 __all__ = ["MAX_COLS", "LaunchRecorder", "RecordedLaunch", "check", "check_strided", "compiled_resources",
-           "diagnose", "expect_fully_masked", "expect_softmax", "extreme_rows", "fix_interpreter_loop_bounds",
+           "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows", "fix_interpreter_loop_bounds",
            "masked_rows", "normal_rows", "reference"]

@@ -45,7 +45,7 @@ BENCH_N = 4096
 BENCH_MIN_M = 16384
 
 #: Relative tolerance per output dtype: fp32 computes exactly up to a few ulp; fp16 rounds the
-#: result to 11 significant bits (2^-11 relative, x2); bf16 to 8, and Triton's interpreter rounds
+#: result to 11 significant bits (2^-11 relative, twice over); bf16 to 8, and Triton's interpreter rounds
 #: float32 -> bfloat16 toward zero (up to 2^-7), hence 1e-2.
 RTOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 1e-2}
 #: Absolute error allowed on every element. Computed in float32, 1 + erf(z/sqrt(2)) cancels for
@@ -379,7 +379,7 @@ def _add_eager(eager_ms: float, fused: int, unfused: int) -> None:
         "bytes_ratio": round(unfused / fused, 4),
         "time_ratio": round(eager_ms / ms, 4),
         "eager_gbps_moved": round(perf.gbps(unfused, eager_ms), 1),
-        "notes": [
+        "lines": [
             f"eager x + bias, then gelu: {eager_ms * 1000:.1f} µs moving {unfused / 1e6:.0f} MB "
             f"({perf.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
             f"your fused kernel: {ms * 1000:.1f} µs moving {fused / 1e6:.0f} MB; bytes ratio "

@@ -50,7 +50,9 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 COLS = [1, 2, 3, 781, 1823, 4097]
 ROWS = {"interpreter": {1: 37, 2: 19, 3: 17, 781: 11, 1823: 9, 4097: 9}, "gpu": {n: 4099 for n in COLS}}
 STRIDED = {"interpreter": (11, 781, 1000), "gpu": (4099, 1823, 2053)}
-LONGEST = {"interpreter": (9, sm.MAX_COLS), "gpu": (4099, sm.MAX_COLS)}
+#: A 16384-wide row needs 16 warps and holds 64 KiB per program: a few programs per SM at most, so
+#: 1031 rows already make several rounds of the loop on a GPU.
+LONGEST = {"interpreter": (9, sm.MAX_COLS), "gpu": (1031, sm.MAX_COLS)}
 SPECIAL = {"interpreter": (10, 781), "gpu": (4098, 1823)}
 #: Row counts of the grid check: fewer rows than programs, about one round, several rounds (the
 #: interpreter's grid is 8 programs; an H200's is at most 2112).

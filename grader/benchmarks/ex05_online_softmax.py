@@ -1,0 +1,132 @@
+"""Online softmax (exercise 5): the solution against torch.softmax, fp32, timed twice per row.
+
+Two groups of rows:
+
+* ``M = 4096``, ``N`` from 256 to 32768: the shapes of the sweep in
+  docs/measurements/h200-baselines-2026-11-30.json, whose ``triton_online`` column this
+  reproduces. Rows this short stay in the L2 cache between the two passes (4096 fp32 columns
+  are 16 KiB per row), so by the 3-pass count the fraction can pass 100%: the second read was
+  served by the L2, not by HBM.
+* ``N = 2^20`` (4 MiB per row), ``M`` = 64 and 256: rows no program can hold, the exercise's
+  case. Hundreds of 4 MiB rows in flight are far more than the L2, so both reads come from HBM
+  and the 3-pass count is what the memory moved. torch.softmax also makes several passes over
+  such rows. Besides the solution as shipped, the same kernel with other block sizes and warp
+  counts, and the per-lane form of chapter 6, so one run calibrates the launch choice.
+
+Every row's ``gbps`` and ``fraction`` use the byte count of the two-pass algorithm,
+``3 * M * N * 4`` (two reads + one write; ``grader.specs.ex05_online_softmax.minimum_bytes``),
+for torch.softmax too, so fractions compare times directly. ``gbps_2pass`` is the same time
+over ``2 * M * N * 4`` bytes: the count of the baselines file's ``triton_online`` column.
+
+    python -m grader.benchmarks ex05_online_softmax --out docs/measurements
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from grader.benchmarks import failed_row, time_row
+from grader.specs.ex05_online_softmax import minimum_bytes
+
+SWEEP_M = 4096
+SWEEP_N = (256, 1024, 2048, 4096, 6272, 8192, 16384, 32768)
+LONG_N = 1 << 20
+LONG_M = (64, 256)
+#: (BLOCK_SIZE, num_warps) tried besides the solution's own choice at N = 2^20.
+LAUNCH_VARIANTS = ((2048, 4), (4096, 8), (8192, 8), (16384, 16), (16384, 32))
+
+
+@triton.jit
+def per_lane_kernel(
+    out_ptr,  # pointer to the output (n_rows, n_cols), contiguous
+    x_ptr,  # pointer to the input's first element
+    x_row_stride,  # elements between rows of x
+    out_row_stride,  # elements between rows of out
+    n_cols,  # elements per row
+    BLOCK_SIZE: tl.constexpr,  # columns per loop iteration
+):
+    # Chapter 6's form: one running (m, l) per lane, merged across lanes once after the loop,
+    # so the loop has no cross-lane reduction (but two exponentials per element instead of one).
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    out_row = out_ptr + row * out_row_stride
+    cols = tl.arange(0, BLOCK_SIZE)
+    m = tl.full((BLOCK_SIZE,), float("-inf"), tl.float32)
+    l = tl.zeros((BLOCK_SIZE,), tl.float32)
+    start = 0
+    while start < n_cols:
+        mask = start + cols < n_cols
+        x = tl.load(x_row + start + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        m_ref = tl.where(m_new == float("-inf"), 0.0, m_new)
+        l = l * tl.exp(m - m_ref) + tl.exp(x - m_ref)
+        m = m_new
+        start += BLOCK_SIZE
+    m_row = tl.max(m, axis=0)
+    l_row = tl.sum(l * tl.exp(m - m_row), axis=0)
+    start = 0
+    while start < n_cols:
+        mask = start + cols < n_cols
+        x = tl.load(x_row + start + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        tl.store(out_row + start + cols, (tl.exp(x - m_row) / l_row).to(out_ptr.dtype.element_ty), mask=mask)
+        start += BLOCK_SIZE
+
+
+def _launcher(kernel, block: int, warps: int):
+    def launch(x: torch.Tensor) -> torch.Tensor:
+        n_rows, n_cols = x.shape
+        out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+        kernel[(n_rows,)](out, x, x.stride(0), out.stride(0), n_cols, BLOCK_SIZE=min(block, triton.next_power_of_2(n_cols)),
+                          num_warps=warps)
+        return out
+
+    return launch
+
+
+def _check(name: str, out: torch.Tensor, x: torch.Tensor) -> None:
+    """The output matches torch.softmax on three rows (float64), or the row is not worth timing."""
+    rows = sorted({0, x.shape[0] // 2, x.shape[0] - 1})
+    expected = torch.softmax(x[rows].double(), dim=-1)
+    error = (out[rows].double() - expected).abs().max().item()
+    scale = expected.abs().max().item()
+    if not error <= 1e-5 * scale:
+        raise AssertionError(f"{name}: max error {error:.3g} against torch.softmax (max|answer| {scale:.3g})")
+
+
+def _row(name: str, fn, x: torch.Tensor, **shape) -> dict:
+    m, n = x.shape
+    try:
+        _check(name, fn(x), x)
+        row = time_row(name, lambda: fn(x), minimum_bytes(m, n, 4), **shape)
+    except Exception as exc:  # one configuration failing (out of resources, say) must not lose the others
+        return failed_row(name, exc, **shape)
+    if row.get("ms"):
+        row["gbps_2pass"] = round(2 * m * n * 4 / (row["ms"] * 1e-3) / 1e9, 1)
+    return row
+
+
+def run(device: str = "cuda", sweep_n=SWEEP_N, sweep_m: int = SWEEP_M, long_n: int = LONG_N,
+        long_m=LONG_M) -> list[dict]:
+    from solutions.ex05_online_softmax import softmax_online, softmax_online_kernel
+
+    torch.manual_seed(0)
+    rows = []
+    for n in sweep_n:
+        x = torch.randn((sweep_m, n), device=device)
+        shape = {"m": sweep_m, "n": n, "dtype": "fp32"}
+        rows.append(_row("solution", softmax_online, x, **shape))
+        rows.append(_row("torch_softmax", lambda t: torch.softmax(t, dim=-1), x, **shape))
+        del x
+    for m in long_m:
+        x = torch.randn((m, long_n), device=device)
+        shape = {"m": m, "n": long_n, "dtype": "fp32"}
+        rows.append(_row("solution", softmax_online, x, **shape))
+        rows.append(_row("torch_softmax", lambda t: torch.softmax(t, dim=-1), x, **shape))
+        for block, warps in LAUNCH_VARIANTS:
+            rows.append(_row(f"solution_b{block}_w{warps}", _launcher(softmax_online_kernel, block, warps), x, **shape))
+        rows.append(_row("per_lane_b4096_w8", _launcher(per_lane_kernel, 4096, 8), x, **shape))
+        rows.append(_row("per_lane_b8192_w16", _launcher(per_lane_kernel, 8192, 16), x, **shape))
+        del x
+    return rows
