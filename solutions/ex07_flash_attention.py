@@ -88,8 +88,9 @@ def _attend(
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
             p = tl.math.exp2(s * qk_scale - m_new[:, None])
         # The online-softmax correction: everything summed so far was relative to the old max.
-        # No -inf - (-inf) here: the first block this loop sees holds key 0 (or, without
-        # causal, key `start` < kv_len), which every row can see, so m is finite from then on.
+        # No -inf - (-inf) here: the first block a row goes through holds a key it sees (key 0 in
+        # the unmasked loop; key `full` in the masked one, below kv_len and, when causal, below
+        # the block's first row), so m is finite from the first block on.
         alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         if MASKED:
@@ -144,7 +145,7 @@ def attention_kernel(
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
     row_ok = offs_m[:, None] < seq_q
-    # Loaded once; stays in registers for the whole loop. Rows past S_q are zeros (never stored).
+    # Loaded once; stays on chip for the whole loop. Rows past S_q are zeros (never stored).
     q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd, mask=row_ok, other=0.0)
 
     # Which keys this block needs: [0, end). Keys [0, full) are visible to every row of the block.

@@ -46,7 +46,7 @@ def test_by_hand_row_of_the_docs():
     assert torch.allclose(spec._last_block_max(x, 2), torch.softmax(x, dim=-1))  # invisible there
 
 
-@pytest.mark.parametrize("block", [16, 1024, spec.LAUNCHER_BLOCK])
+@pytest.mark.parametrize("block", [16, spec.LAUNCHER_BLOCK])
 @pytest.mark.parametrize("way", sorted(WAYS))
 def test_each_pitfall_is_named(way, block):
     x = _rows(3 * spec.LAUNCHER_BLOCK + 5)
@@ -60,8 +60,7 @@ def test_no_pitfall_named_for_other_wrong_answers():
     x = _rows(3 * spec.LAUNCHER_BLOCK + 5)
     expected = torch.softmax(x, dim=-1)
     assert spec.diagnose(expected.float(), x, expected) is None  # right
-    assert spec.diagnose((expected * 0.5).float(), x, expected) is None  # wrong, but not a known way
-    assert spec.diagnose(expected.flip(1).float(), x, expected) is None
+    assert spec.diagnose(expected.flip(1).float(), x, expected) is None  # wrong, but not a known way
 
 
 def test_nan_after_a_masked_prefix_is_named():

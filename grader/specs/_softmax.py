@@ -377,6 +377,21 @@ class LaunchRecorder:
     def __enter__(self) -> "LaunchRecorder":
         from grader import watch
 
+        def resolve(obj, grid, args, kwargs):
+            # Triton hands a callable grid the bound kernel arguments; launch options such as
+            # num_warps are not kernel parameters and must be left out of the binding.
+            if callable(grid) and not isinstance(grid, (tuple, list)):
+                try:
+                    fn = obj
+                    while hasattr(fn, "fn") and not inspect.isfunction(fn):
+                        fn = fn.fn
+                    signature = inspect.signature(fn)
+                    named = {k: v for k, v in kwargs.items() if k in signature.parameters}
+                    return tuple(int(g) for g in grid(dict(signature.bind_partial(*args, **named).arguments)))
+                except Exception:
+                    return None
+            return watch._resolve_grid(obj, grid, args, kwargs)
+
         recorder = self
         for owner in _jit_classes():
             original = owner.__dict__["run"]
@@ -384,8 +399,7 @@ class LaunchRecorder:
             def run(obj, *args, grid, warmup, _original=original, **kwargs):
                 result = _original(obj, *args, grid=grid, warmup=warmup, **kwargs)
                 if not warmup:
-                    recorder.launches.append(RecordedLaunch(
-                        watch._kernel_name(obj), watch._resolve_grid(obj, grid, args, kwargs), result))
+                    recorder.launches.append(RecordedLaunch(watch._kernel_name(obj), resolve(obj, grid, args, kwargs), result))
                 return result
 
             self._originals.append((owner, original))

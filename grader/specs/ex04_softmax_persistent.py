@@ -110,6 +110,10 @@ def _learner_call(learner, name: str, signature: str, *args, **kwargs):
         return fn(*args, **kwargs)
     except TypeError as exc:
         raise GradeFailure(f"`{name}` raised TypeError: {exc}. Keep the stub's signature: {signature}") from None
+    except ZeroDivisionError as exc:
+        where = describe_exception(exc, checks.CONTEXT.learner_file)
+        raise GradeFailure(f"{where}. Called as {name}{args}: a kernel that uses no shared memory "
+                           "(shared_bytes = 0) has no shared-memory limit, so leave that limit out") from None
     except Exception as exc:
         raise describe_exception(exc, checks.CONTEXT.learner_file) from None
 
@@ -216,7 +220,8 @@ def test_grid(learner, learner_function, rows, rng, device, mode):
     with sm.LaunchRecorder() as recorder:
         sm.check(learner_function, x, grid=lambda: recorder.grid)
     launched = recorder.grid
-    checks.require(launched is not None, "could not read the grid of your launch: pass a tuple, e.g. `kernel[(G,)](...)`")
+    checks.require(launched is not None, "the grader could not work out the grid of your launch: launch with a "
+                   "tuple, `softmax_persistent_kernel[(G,)](...)`")
     if launched > n_rows:
         raise GradeFailure(f"launched {launched} programs for {n_rows} rows: never launch more programs than rows "
                            "(grid_size returns min(n_rows, programs_per_sm * num_sms))")
