@@ -22,29 +22,40 @@ def select(*, force_interpreter: bool = False) -> str:
         os.environ.pop("TRITON_INTERPRET", None)
         return "gpu"
     os.environ["TRITON_INTERPRET"] = "1"
-    _interpreter_compat()
+    fix_interpreter_loop_bounds()
     return "interpreter"
 
 
-def _interpreter_compat() -> None:
-    """Triton 3.6's interpreter converts loop bounds with int() on a shape-(1,) array, which NumPy >= 2.4
-    rejects, so every kernel with ``range(0, n, BLOCK)`` over a runtime n fails there. Triton 3.9
-    squeezes the array first; this gives 3.6 the same behaviour."""
+def fix_interpreter_loop_bounds() -> bool:
+    """Let Triton 3.6's interpreter use loop bounds computed in the kernel. Returns True if patched.
+
+    The interpreter turns a loop bound into a Python int with ``int(self.handle.data)``; a
+    program id or a kernel argument is a one-element array there, and NumPy 2.4 made ``int()``
+    of a one-element array a TypeError ("only 0-dimensional arrays can be converted to Python
+    scalars"). So ``for row in tl.range(pid, n_rows, tl.num_programs(0))`` fails in Triton
+    3.6's interpreter (it compiles fine for a GPU). Triton 3.9 squeezes the array first; this
+    does the same for older interpreters, only where their source shows the old spelling.
+    """
+    import inspect
+
     try:
+        import numpy as np
         from triton.runtime import interpreter
-    except Exception:
-        return
+    except ImportError:
+        return False
     original = getattr(interpreter, "_patch_lang_tensor", None)
-    if original is None or getattr(original, "_course_compat", False):
-        return
+    if original is None or getattr(original, "_course_squeezes_index", False):
+        return False
+    try:
+        if "int(self.handle.data))" not in inspect.getsource(original):
+            return False
+    except (OSError, TypeError):
+        return False
 
-    def patched(tensor, scope):
-        original(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+    def patch_lang_tensor(tensor, scope, _original=original):
+        _original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).squeeze()))
 
-    patched._course_compat = True
-    interpreter._patch_lang_tensor = patched
-
-
-def device_for(mode: str) -> str:
-    return "cuda" if mode == "gpu" else "cpu"
+    patch_lang_tensor._course_squeezes_index = True
+    interpreter._patch_lang_tensor = patch_lang_tensor
+    return True

@@ -147,7 +147,7 @@ def _resolve_grid(obj, grid, args, kwargs) -> tuple[int, ...] | None:
             fn = obj
             while hasattr(fn, "fn") and not inspect.isfunction(fn):
                 fn = fn.fn
-            bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+            bound = _bind(fn, args, kwargs)
             resolved = grid(dict(bound))
             return tuple(int(g) for g in resolved)
         except Exception:
@@ -160,9 +160,16 @@ def _bound_arguments(obj, args, kwargs) -> dict[str, Any]:
         fn = obj
         while hasattr(fn, "fn") and not inspect.isfunction(fn):
             fn = fn.fn
-        return dict(inspect.signature(fn).bind_partial(*args, **kwargs).arguments)
+        return _bind(fn, args, kwargs)
     except Exception:
         return {}
+
+
+def _bind(fn, args, kwargs) -> dict[str, Any]:
+    """The kernel's own parameters by name; launch options (num_warps, num_stages) are left out."""
+    sig = inspect.signature(fn)
+    named = {k: v for k, v in kwargs.items() if k in sig.parameters}
+    return dict(sig.bind_partial(*args, **named).arguments)
 
 
 class _Recorder(TorchDispatchMode):

@@ -20,8 +20,6 @@ Stable API (other specs may import it):
   the kernel ignores the row stride.
 * `LaunchRecorder` — records each Triton launch's grid and, on a GPU, the ``CompiledKernel``
   Triton returns from it (its ``n_regs`` and ``metadata.shared``).
-* `fix_interpreter_loop_bounds()` — lets Triton 3.6's interpreter take a loop bound computed in
-  the kernel (``tl.range(pid, n_rows, tl.num_programs(0))``) under NumPy 2.4.
 
 The pitfalls `diagnose` recognises, each by recomputing its answer:
 
@@ -448,41 +446,6 @@ def compiled_resources(compiled: Any) -> dict | None:
         return None
 
 
-# --- Triton 3.6's interpreter under NumPy >= 2.4 ---------------------------------------------
-
-def fix_interpreter_loop_bounds() -> bool:
-    """Let Triton 3.6's interpreter use loop bounds computed in the kernel. Returns True if patched.
-
-    The interpreter turns a loop bound into a Python int with ``int(self.handle.data)``; a
-    program id or a kernel argument is a one-element array there, and NumPy 2.4 made ``int()``
-    of a one-element array a TypeError ("only 0-dimensional arrays can be converted to Python
-    scalars"). So ``for row in tl.range(pid, n_rows, tl.num_programs(0))`` fails in Triton
-    3.6's interpreter (it compiles fine for a GPU). Triton 3.9 squeezes the array first; this
-    does the same for older interpreters, only where their source shows the old spelling.
-    """
-    try:
-        import numpy as np
-        from triton.runtime import interpreter
-    except ImportError:
-        return False
-    original = getattr(interpreter, "_patch_lang_tensor", None)
-    if original is None or getattr(original, "_course_squeezes_index", False):
-        return False
-    try:
-        if "int(self.handle.data))" not in inspect.getsource(original):
-            return False
-    except (OSError, TypeError):
-        return False
-
-    def patch_lang_tensor(tensor, scope, _original=original):
-        _original(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).squeeze()))
-
-    patch_lang_tensor._course_squeezes_index = True
-    interpreter._patch_lang_tensor = patch_lang_tensor
-    return True
-
-
 __all__ = ["MAX_COLS", "LaunchRecorder", "RecordedLaunch", "check", "check_strided", "compiled_resources",
-           "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows", "fix_interpreter_loop_bounds",
+           "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows",
            "masked_rows", "normal_rows", "reference"]

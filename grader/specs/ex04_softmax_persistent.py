@@ -41,10 +41,6 @@ EXERCISE = catalogue.get(4)
 INTERPRETER_KERNEL = {"n_regs": 64, "shared_bytes": 100_000, "num_warps": 4}
 INTERPRETER_GPU = {"num_sms": 4, "regs_per_sm": 65536, "smem_per_sm": 232448, "threads_per_sm": 2048, "warp_size": 32}
 
-if os.environ.get("TRITON_INTERPRET") == "1":
-    # `for row in tl.range(pid, n_rows, tl.num_programs(0))` in Triton 3.6's interpreter under NumPy 2.4.
-    sm.fix_interpreter_loop_bounds()
-
 #: Row lengths as in exercise 3, with more rows than the interpreter's 8 programs so the loop runs
 #: two to five times; on a GPU, more rows than any occupancy grid (an H200 fits at most 2112).
 COLS = [1, 2, 3, 781, 1823, 4097]
