@@ -24,7 +24,6 @@ compiles nothing, for the stand-ins below (the stub has the same numbers), which
 8 programs, so every row count above 8 runs the row loop more than once.
 """
 
-import os
 
 import pytest
 import torch
