@@ -31,10 +31,6 @@ from grader.specs import _softmax
 FUNCTION = "softmax_online"
 EXERCISE = catalogue.get(5)
 
-# `for start in range(0, n_cols, BLOCK_SIZE)` must work in Triton 3.6's interpreter too (NumPy 2.4
-# broke its runtime loop bounds; a GPU was never affected).
-_softmax.fix_interpreter_loop_bounds()
-
 #: The stub's launcher reads rows in blocks of BLOCK_SIZE = min(LAUNCHER_BLOCK, next_power_of_2(n_cols)).
 #: Every row below that matters is several times longer, so every check walks many blocks, in
 #: Triton's interpreter too.
