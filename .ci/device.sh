@@ -3,7 +3,10 @@
 #   GRADE_EXERCISES="1 2 3" WRONG_VARIANTS=1 GPU_TESTS=1 BENCH_CLI="3" bash .ci/device.sh [benchmark modules...]
 set -uo pipefail
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-OUT=${OUT:-build/device}; mkdir -p "$OUT"
+# Everything is written to a scratch folder and packed into one archive at the end: the device
+# tool brings back at most 8 files.
+RESULTS=${OUT:-build/device}; mkdir -p "$RESULTS"
+OUT=$(mktemp -d); trap 'tar czf "$RESULTS/results.tar.gz" -C "$OUT" .' EXIT
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=$PYTHONPATH:/tmp/site
@@ -50,6 +53,9 @@ fi
 for n in ${BENCH_CLI:-}; do
   grade bench "$n" --from "$(ls solutions/ex0${n}_*.py)" --out "$OUT/bench" 2>&1 | tee "$OUT/bench-cli-$n.txt" | tail -30
 done
+if [ -n "${EXTRA_CMD:-}" ]; then
+  bash -c "$EXTRA_CMD" 2>&1 | tee "$OUT/extra.txt"
+fi
 grade doctor 2>&1 | tee "$OUT/doctor.txt"
 if [ $# -gt 0 ]; then
   python3 -m grader.benchmarks "$@" --out "$OUT/measurements" 2>&1 | tee "$OUT/benchmarks.txt"
