@@ -103,3 +103,50 @@ def sweep() -> list[dict]:
             except Exception as exc:
                 rows.append(failed_row("tile", exc, **label))
     return rows
+
+
+def sweep_order() -> list[dict]:
+    """Does program order matter? The same tile with a 1-D grid whose column block varies fastest,
+    so consecutive programs read consecutive memory (the 2-D grid above puts rows fastest)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def columns_fastest(x_ptr, bias_ptr, out_ptr, M, N, x_row_stride, out_row_stride,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        pid = tl.program_id(0)
+        n_col_blocks = tl.cdiv(N, BLOCK_N)
+        rows = (pid // n_col_blocks) * BLOCK_M + tl.arange(0, BLOCK_M)
+        cols = (pid % n_col_blocks) * BLOCK_N + tl.arange(0, BLOCK_N)
+        col_mask = cols < N
+        mask = (rows < M)[:, None] & col_mask[None, :]
+        b = tl.load(bias_ptr + cols, mask=col_mask).to(tl.float32)
+        rows64 = rows.to(tl.int64)
+        x = tl.load(x_ptr + rows64[:, None] * x_row_stride + cols[None, :], mask=mask)
+        z = x.to(tl.float32) + b[None, :]
+        y = 0.5 * z * (1.0 + tl.erf(z * 0.7071067811865476))
+        tl.store(out_ptr + rows64[:, None] * out_row_stride + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=mask)
+
+    rows = []
+    for dtype, name in ((torch.float32, "fp32"), (torch.float16, "fp16")):
+        x = torch.randn(M, N, device="cuda", dtype=dtype)
+        bias = torch.randn(N, device="cuda", dtype=dtype)
+        out = torch.empty_like(x)
+        want = eager_bias_gelu(x, bias)
+        for block_m, block_n in ((1, 1024), (4, 1024), (1, 2048), (2, 2048), (1, 4096)):
+            for warps in (4, 8):
+                grid = (triton.cdiv(M, block_m) * triton.cdiv(N, block_n),)
+
+                def launch():
+                    columns_fastest[grid](x, bias, out, M, N, x.stride(0), out.stride(0),
+                                          BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps)
+
+                label = {"M": M, "N": N, "dtype": name, "BLOCK_M": block_m, "BLOCK_N": block_n, "num_warps": warps}
+                try:
+                    launch()
+                    torch.cuda.synchronize()
+                    _agrees(out, want, name)
+                    rows.append(time_row("columns fastest", launch, minimum_bytes(M, N, x.element_size()), **label))
+                except Exception as exc:
+                    rows.append(failed_row("columns fastest", exc, **label))
+    return rows
