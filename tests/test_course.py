@@ -11,6 +11,22 @@ from tests.grading import ROOT, failure_messages, grade, variant_metadata, wrong
 
 READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]
 
+F32 = 4
+#: Bytes each solution must move in its spec's traffic check, by hand: {tensor: (loaded, stored)}.
+EXPECTED_TRAFFIC = {
+    # n = 3 * 1024 + 7 fp32: x and y read once, out written once; the masked tail lanes not counted.
+    1: {"x": (3079 * F32, 0), "y": (3079 * F32, 0), "out": (0, 3079 * F32)},
+    # 7 x 1031: tiles of 4 rows x 1024 columns, so the bias (1031 values) is read once per row of
+    # tiles: twice. x once, out once.
+    2: {"x": (7 * 1031 * F32, 0), "bias": (2 * 1031 * F32, 0), "out": (0, 7 * 1031 * F32)},
+    # 5 x 781, one block of 1024 per row: each row read once and written once.
+    3: {"x": (5 * 781 * F32, 0), "out": (0, 5 * 781 * F32)},
+    # 11 x 781 on a grid of 8 programs: still each row read once.
+    4: {"x": (11 * 781 * F32, 0), "out": (0, 11 * 781 * F32)},
+    # 2 x (3 * 8192 + 5): two reads of each row (statistics, then normalize), one write.
+    5: {"x": (2 * 2 * 24581 * F32, 0), "out": (0, 2 * 24581 * F32)},
+}
+
 
 @pytest.mark.parametrize("exercise", READY, ids=lambda e: f"ex{e.number:02d}")
 def test_solution_passes(exercise):
@@ -21,6 +37,17 @@ def test_solution_passes(exercise):
     if perf:  # never reported as passed without a GPU
         assert perf[0].skipped and not perf[0].passed
         assert "not measured (no GPU)" in perf[0].message
+    traffic = next((c.extra["traffic"] for c in run.checks if c.extra and c.extra.get("traffic")), None)
+    if exercise.number in EXPECTED_TRAFFIC:
+        assert traffic is not None, "the traffic check recorded nothing"
+        counted = {name: (t["loaded"], t["stored"]) for name, t in traffic["tensors"].items()}
+        assert counted == EXPECTED_TRAFFIC[exercise.number]
+        # The grading page's table (docs/assets/traffic.md) must say what the grader counts.
+        from docs.scripts.traffic_table import row
+
+        table = (ROOT / "docs" / "assets" / "traffic.md").read_text()
+        assert row(exercise.number, exercise.slug, traffic) in table, (
+            "docs/assets/traffic.md is out of date: run python docs/scripts/traffic_table.py")
 
 
 @pytest.mark.parametrize("exercise", READY, ids=lambda e: f"ex{e.number:02d}")
