@@ -171,6 +171,22 @@ _READ_WORDS = {
 }
 
 
+def _guard_all(inputs: dict[str, Any], kwargs: dict | None) -> tuple[list, dict, list[guards.GuardedTensor]]:
+    """Positional args and kwargs with every tensor replaced by a view into a guarded copy."""
+    guarded: list[guards.GuardedTensor] = []
+
+    def guard(name: str, value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        g = guards.guard_input(name, value)
+        guarded.append(g)
+        return g.view
+
+    args = [guard(name, value) for name, value in inputs.items()]
+    kwargs = {name: guard(name, value) for name, value in (kwargs or {}).items()}
+    return args, kwargs, guarded
+
+
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
              out_name: str = "out", dtype: torch.dtype | None = None, tolerance: Tolerance | None = None,
              kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None) -> CaseReport:
@@ -179,21 +195,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
     ``expected`` is the float64 reference, or a callable that checks the result itself (raising
     GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
     """
-    kwargs = dict(kwargs or {})
-    guarded_inputs: list[guards.GuardedTensor] = []
-    args: list[Any] = []
-    for name, value in inputs.items():
-        if isinstance(value, torch.Tensor):
-            g = guards.guard_input(name, value)
-            guarded_inputs.append(g)
-            args.append(g.view)
-        else:
-            args.append(value)
-    for name, value in list(kwargs.items()):
-        if isinstance(value, torch.Tensor):
-            g = guards.guard_input(name, value)
-            guarded_inputs.append(g)
-            kwargs[name] = g.view
+    args, kwargs, guarded_inputs = _guard_all(inputs, kwargs)
 
     result, watch = _call(fn, args, kwargs)
     CONTEXT.launches.append(len(watch.result.launches))
@@ -286,16 +288,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         import pytest
 
         pytest.skip(reason)
-    kwargs = dict(kwargs or {})
-    guarded_inputs: list[guards.GuardedTensor] = []
-    args: list[Any] = []
-    for name, value in inputs.items():
-        if isinstance(value, torch.Tensor):
-            g = guards.guard_input(name, value)
-            guarded_inputs.append(g)
-            args.append(g.view)
-        else:
-            args.append(value)
+    args, kwargs, guarded_inputs = _guard_all(inputs, kwargs)
     with traffic.count_traffic() as counter:
         for g in guarded_inputs:
             counter.watch(g.name, g.view)

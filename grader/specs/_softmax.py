@@ -446,6 +446,26 @@ def compiled_resources(compiled: Any) -> dict | None:
         return None
 
 
-__all__ = ["MAX_COLS", "LaunchRecorder", "RecordedLaunch", "check", "check_strided", "compiled_resources",
+def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -> None:
+    """GPU: exercises 3 and 4's performance check: ``n_cols``-wide fp32 rows, the input alone
+    8 L2 sizes or more, spot-checked against torch in float64, then timed."""
+    from grader import perf
+
+    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8) // n_cols)
+    x = torch.randn(n_rows, n_cols, device="cuda")
+
+    def check(out):
+        checks.require(isinstance(out, torch.Tensor) and out.shape == x.shape,
+                       "`out` has the wrong shape at the benchmark size")
+        for rows in (slice(0, 16), slice(n_rows - 16, n_rows)):  # spot checks: a full float64 copy is 1.4 GB
+            want = torch.softmax(x[rows].double(), dim=1)
+            checks.require(bool(torch.allclose(out[rows].double(), want, rtol=1e-4, atol=1e-7)),
+                           f"`out` is wrong at the benchmark size {n_rows} x {n_cols}")
+
+    checks.measure_bandwidth(fn, [x], nbytes=minimum_bytes(n_rows, n_cols, 4), floor=floor, check=check,
+                             label=f"{n_rows:,} x {n_cols} fp32")
+
+
+__all__ = ["measure_softmax_bandwidth", "MAX_COLS", "LaunchRecorder", "RecordedLaunch", "check", "check_strided", "compiled_resources",
            "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows",
            "masked_rows", "normal_rows", "reference"]
