@@ -6,9 +6,10 @@ In this exercise you will learn:
 
 * **kernel fusion**: ``gelu(x + bias)`` in eager PyTorch is two kernels, and the intermediate
   ``x + bias`` goes to HBM and straight back. One Triton kernel keeps it in registers;
-* how to walk a **2-D tensor with any row stride**: a program owns a tile of rows × columns and
-  finds row ``r`` at ``r * stride(0)``, so a view with gaps between its rows works too;
-* **broadcasting** inside a kernel: the bias is one value per column, shared by every row;
+* how to walk a **2-D tensor as one flat range** of M·N elements: element ``i`` is row ``i // N``,
+  column ``i % N``; when the rows are contiguous the flat offset *is* the address, and when ``x``
+  has gaps between its rows, row ``r`` starts at ``r * stride(0)``;
+* **broadcasting** inside a kernel: the bias is one value per column, gathered at ``i % N``;
 * the exact (erf) GELU, ``z / 2 * (1 + erf(z / sqrt(2)))``, computed in float32 whatever the
   input dtype and rounded once on the store;
 * the **byte model** of the fused kernel and of the unfused pair, as code: the ratio of the two
@@ -24,8 +25,8 @@ import torch
 import triton
 import triton.language as tl
 
-#: Elements per program (a tile of BLOCK_M rows x BLOCK_N columns); see bias_gelu below.
-TILE_ELEMENTS = 4096
+#: Elements per program (a power of two); see bias_gelu below.
+BLOCK = 1024
 
 
 @triton.jit
@@ -33,17 +34,18 @@ def bias_gelu_kernel(
     x_ptr,  # pointer to x[0, 0]
     bias_ptr,  # pointer to bias[0]
     out_ptr,  # pointer to out[0, 0]
-    M,  # number of rows of x and out
+    n_elements,  # M * N: the result as one flat, row-major range
     N,  # number of columns of x and out, and the length of bias
     x_row_stride,  # elements from the start of one row of x to the next (>= N when x has gaps)
     out_row_stride,  # elements from the start of one row of out to the next
-    BLOCK_M: tl.constexpr,  # rows per program (a power of two)
-    BLOCK_N: tl.constexpr,  # columns per program (a power of two)
+    BLOCK: tl.constexpr,  # elements per program (a power of two)
+    CONTIGUOUS: tl.constexpr,  # rows of x and out back to back (stride N) and fewer than 2^31 elements
 ):
-    # TODO: program (i, j) owns rows i * BLOCK_M + tl.arange(0, BLOCK_M) and columns
-    # j * BLOCK_N + tl.arange(0, BLOCK_N). Build a 2-D mask for the partial tiles at the edges,
-    # load the bias for these columns and the tile of x (row r starts at r * x_row_stride),
-    # compute z = x + bias in float32, then 0.5 * z * (1 + tl.erf(z / sqrt(2))), and store it
+    # TODO: program p handles flat elements p * BLOCK + tl.arange(0, BLOCK) (in int64 when not
+    # CONTIGUOUS); mask the ones past n_elements. The column is offs % N: load the bias there.
+    # If CONTIGUOUS, the flat offset is the address of x and of out; otherwise row = offs // N and
+    # the addresses are row * x_row_stride + col and row * out_row_stride + col.
+    # Compute z = x + bias in float32, then 0.5 * z * (1 + tl.erf(z / sqrt(2))), and store it
     # into out (converted to out's dtype) with the same mask.
     pass
 
@@ -52,12 +54,11 @@ def bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """``gelu(x + bias)`` (exact erf GELU) for ``x`` of shape (M, N) and ``bias`` of shape (N,)."""
     M, N = x.shape
     out = torch.empty_like(x)
-    # Tiles of TILE_ELEMENTS: as wide as the row allows (up to 1024 columns), then as many rows
-    # as fill the tile, but no more rows than x has.
-    BLOCK_N = min(triton.next_power_of_2(N), 1024)
-    BLOCK_M = min(triton.next_power_of_2(M), max(1, TILE_ELEMENTS // BLOCK_N))
-    # TODO: a 2-D grid with one program per tile (both directions rounded up), launch
-    # bias_gelu_kernel on it with the row strides of x and out, and delete the line below.
+    n_elements = M * N
+    # The fast path: no gaps between rows, so flat offsets are addresses (and fit in int32).
+    contiguous = x.stride(0) == N and out.stride(0) == N and n_elements < 2**31
+    # TODO: a 1-D grid with one program per BLOCK elements (rounded up), launch bias_gelu_kernel
+    # on it with the row strides of x and out and CONTIGUOUS=contiguous, and delete the line below.
     raise NotImplementedError("exercise 2: launch bias_gelu_kernel from bias_gelu() and write its body")
     return out
 

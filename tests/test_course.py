@@ -16,9 +16,9 @@ F32 = 4
 EXPECTED_TRAFFIC = {
     # n = 3 * 1024 + 7 fp32: x and y read once, out written once; the masked tail lanes not counted.
     1: {"x": (3079 * F32, 0), "y": (3079 * F32, 0), "out": (0, 3079 * F32)},
-    # 7 x 1031: tiles of 4 rows x 1024 columns, so the bias (1031 values) is read once per row of
-    # tiles: twice. x once, out once.
-    2: {"x": (7 * 1031 * F32, 0), "bias": (2 * 1031 * F32, 0), "out": (0, 7 * 1031 * F32)},
+    # 7 x 1031, flat: x once, out once; the bias is gathered at offs % N, so every row re-reads
+    # it (7 times: from L2 on a GPU, which is why only x's passes are held to the lesson).
+    2: {"x": (7 * 1031 * F32, 0), "bias": (7 * 1031 * F32, 0), "out": (0, 7 * 1031 * F32)},
     # 5 x 781, one block of 1024 per row: each row read once and written once.
     3: {"x": (5 * 781 * F32, 0), "out": (0, 5 * 781 * F32)},
     # 11 x 781 on a grid of 8 programs: still each row read once.
