@@ -42,12 +42,12 @@ def test_solution_passes(exercise):
         assert traffic is not None, "the traffic check recorded nothing"
         counted = {name: (t["loaded"], t["stored"]) for name, t in traffic["tensors"].items()}
         assert counted == EXPECTED_TRAFFIC[exercise.number]
-        # The grading page's table (docs/assets/traffic.md) must say what the grader counts.
+        # The grading page's table (docs/assets/traffic-table.txt) must say what the grader counts.
         from docs.scripts.traffic_table import row
 
-        table = (ROOT / "docs" / "assets" / "traffic.md").read_text()
+        table = (ROOT / "docs" / "assets" / "traffic-table.txt").read_text()
         assert row(exercise.number, exercise.slug, traffic) in table, (
-            "docs/assets/traffic.md is out of date: run python docs/scripts/traffic_table.py")
+            "docs/assets/traffic-table.txt is out of date: run python docs/scripts/traffic_table.py")
 
 
 @pytest.mark.parametrize("exercise", READY, ids=lambda e: f"ex{e.number:02d}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Write docs/assets/traffic.md: the bytes each reference solution moves, counted in Triton's interpreter.
+"""Write docs/assets/traffic-table.txt: the bytes each reference solution moves, counted in Triton's interpreter.
 
-    python docs/scripts/traffic_table.py            # rewrites docs/assets/traffic.md
+    python docs/scripts/traffic_table.py            # rewrites docs/assets/traffic-table.txt
     python docs/scripts/traffic_table.py --out F    # writes elsewhere
 
 Each exercise's `traffic` check is run on its solution (the same check `grade exercise N` runs);
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.traffic import format_bytes  # noqa: E402
 
-OUT = ROOT / "docs" / "assets" / "traffic.md"
+OUT = ROOT / "docs" / "assets" / "traffic-table.txt"
 HEADER = ("| exercise | tensors (bytes loaded / stored) | launches | moved | minimum | ratio |\n"
           "|---|---|---|---|---|---|\n")
 
