@@ -298,7 +298,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
 
     moved = counter.total_loaded + counter.total_stored
     ratio = moved / minimum_bytes if minimum_bytes else float("inf")
-    sentence = traffic.describe(counter, minimum_bytes)
+    sentence = traffic.describe(counter, minimum_bytes, max_passes)
     record = {**counter.as_dict(), "minimum_bytes": minimum_bytes, "moved_bytes": moved,
               "ratio": round(ratio, 4), "sentence": sentence}
     CONTEXT.extra["traffic"] = record

@@ -517,7 +517,7 @@ def _times(count: float) -> str:
     return str(int(round(count))) if abs(count - round(count)) < 1e-9 else f"{count:.2f}"
 
 
-def _phrase(verb: str, noun: str, name: str, moved: int, size: int) -> str:
+def _phrase(verb: str, noun: str, name: str, moved: int, size: int, allowed: float = 1.0) -> str:
     if size == 0:
         return f"{verb} `{name}` ({format_bytes(moved)})"
     times = moved / size
@@ -525,15 +525,18 @@ def _phrase(verb: str, noun: str, name: str, moved: int, size: int) -> str:
         return f"{verb} `{name}` once"
     if moved < size:
         return f"{verb} {100 * times:.0f}% of `{name}` ({format_bytes(moved)} of {format_bytes(size)})"
-    return f"{verb} `{name}` {times:.2f} times ({_times(times)} × {format_bytes(size)}; the minimum is one {noun})"
+    minimum = f"one {noun}" if allowed == 1 else f"{_times(allowed)} {noun}s"
+    return f"{verb} `{name}` {times:.2f} times ({_times(times)} × {format_bytes(size)}; the minimum is {minimum})"
 
 
-def describe(counter: Traffic, minimum_bytes: int) -> str:
+def describe(counter: Traffic, minimum_bytes: int, allowed_reads: Dict[str, float] | None = None) -> str:
     """One sentence a learner can read: how often each tensor was read and written,
     what went outside every tensor, and how the total compares with the minimum.
 
     Example: "read `x` 2.00 times (2 × 64.0 KiB; the minimum is one read), wrote
-    `out` once: 192.0 KiB moved, 1.50× the minimum of 128.0 KiB".
+    `out` once: 192.0 KiB moved, 1.50× the minimum of 128.0 KiB". ``allowed_reads`` gives the
+    minimum number of reads for tensors whose algorithm must read them more than once
+    (``{"x": 2}`` for the online softmax), so the sentence does not call that a waste.
     """
     if not counter.available:
         return counter.reason
@@ -543,7 +546,8 @@ def describe(counter: Traffic, minimum_bytes: int) -> str:
     for name in counter._watched:
         size = counter.size_bytes(name)
         if counter.loaded_bytes(name):
-            parts.append(_phrase("read", "read", name, counter.loaded_bytes(name), size))
+            parts.append(_phrase("read", "read", name, counter.loaded_bytes(name), size,
+                                 (allowed_reads or {}).get(name, 1.0)))
         if counter.stored_bytes(name):
             parts.append(_phrase("wrote", "write", name, counter.stored_bytes(name), size))
     outside = counter.loaded_bytes(OUTSIDE) + counter.stored_bytes(OUTSIDE)
