@@ -22,7 +22,6 @@ CPU with a fake timer and check the table, JSON and plot it writes.
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import sys
 import time
@@ -147,7 +146,6 @@ NO_BENCH = {
 }
 
 KERNEL_LABELS = {"yours": "your kernel", "compile": "torch.compile", "copy": "copy (same bytes)"}
-ELEMENT_SIZE_NAMES = ("element_size", "elem_size", "itemsize", "bytes_per_element")
 
 
 class BenchUnavailable(Exception):
@@ -179,13 +177,13 @@ def byte_model(exercise: catalogue.Exercise, config: BenchConfig) -> Callable[[S
 
 
 def bytes_from(minimum_bytes: Callable[..., int]) -> Callable[[Shape, int], int]:
-    """Call ``minimum_bytes`` by its parameter names (``m``, ``n``, ``element_size``, ...)."""
-    params = list(inspect.signature(minimum_bytes).parameters)
+    """``nbytes(shape, element_size)`` for a spec's ``minimum_bytes``.
 
+    Every spec's byte model takes the shape's dimensions in the order the bench lists them, then the
+    element size (``minimum_bytes(m, n, element_size)``; docs/contributing.md).
+    """
     def nbytes(shape: Shape, element_size: int) -> int:
-        if all(p in shape or p in ELEMENT_SIZE_NAMES for p in params):
-            return int(minimum_bytes(*[shape[p] if p in shape else element_size for p in params]))
-        return int(minimum_bytes(*shape.values(), element_size))  # positional: shape keys in order
+        return int(minimum_bytes(*shape.values(), element_size))
 
     return nbytes
 

@@ -35,6 +35,14 @@ def _exercise(number: int) -> catalogue.Exercise:
         raise UsageError(exc.args[0]) from None
 
 
+def _learner_file(args, exercise: catalogue.Exercise) -> Path:
+    """The file to grade or bench: --from PATH, else the learner's exercises/exNN_*.py."""
+    path = Path(args.from_path) if args.from_path else exercise.learner_path
+    if not path.is_file():
+        raise UsageError(f"no file at {path}: --from takes a Python file implementing exercise {exercise.number}")
+    return path
+
+
 def cmd_list(args, console: Console) -> int:
     from grader import progress
     from grader.render_progress import render_list
@@ -47,9 +55,7 @@ def cmd_exercise(args, console: Console) -> int:
     from grader import isolation, progress, report
 
     exercise = _exercise(args.number)
-    path = Path(args.from_path) if args.from_path else exercise.learner_path
-    if not path.is_file():
-        raise UsageError(f"no file at {path}: --from takes a Python file implementing exercise {exercise.number}")
+    path = _learner_file(args, exercise)
     if not exercise.spec_file.is_file():
         raise UsageError(f"exercise {exercise.number} has no checks yet ({exercise.spec_file} is missing)")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
@@ -181,9 +187,7 @@ def cmd_reset(args, console: Console) -> int:
 
 def cmd_bench(args, console: Console) -> int:
     exercise = _exercise(args.number)
-    path = Path(args.from_path) if args.from_path else exercise.learner_path
-    if not path.is_file():
-        raise UsageError(f"no file at {path}: --from takes a Python file implementing exercise {exercise.number}")
+    path = _learner_file(args, exercise)
     from grader import bench
 
     try:

@@ -73,6 +73,10 @@ class RunResult:
                 return check.performance
         return None
 
+    def extra(self, key: str):
+        """A record a check left under ``key`` (``traffic``, ``byte_model``, ``amdahl``), or None."""
+        return next((c.extra[key] for c in self.checks if c.extra and c.extra.get(key)), None)
+
     @property
     def passed(self) -> bool:
         if self.fatal or not self.checks:

@@ -45,8 +45,8 @@ def to_json(run: RunResult) -> dict:
         "versions": run.versions,
         "learner_file": run.learner_file,
         "amdahl": amdahl_summary(run),
-        "byte_model": next((c.extra["byte_model"] for c in run.checks if c.extra and c.extra.get("byte_model")), None),
-        "traffic": next((c.extra["traffic"] for c in run.checks if c.extra and c.extra.get("traffic")), None),
+        "byte_model": run.extra("byte_model"),
+        "traffic": run.extra("traffic"),
     }
 
 
@@ -124,7 +124,7 @@ def amdahl_summary(run: RunResult) -> dict | None:
     """Exercise 6's reasoning: measured here (performance["amdahl"]) or on the recorded profile (a check's extra)."""
     if run.performance and run.performance.get("amdahl"):
         return run.performance["amdahl"]
-    return next((c.extra["amdahl"] for c in run.checks if c.extra and c.extra.get("amdahl")), None)
+    return run.extra("amdahl")
 
 
 def _recorded_amdahl(run: RunResult, console: Console) -> None:

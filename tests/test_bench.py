@@ -4,6 +4,7 @@ JSON and PNG it writes, and the sentences it says when it cannot run."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 from io import StringIO
 
@@ -128,16 +129,21 @@ def test_compile_is_timed_where_the_config_asks(monkeypatch):
 
 def test_byte_models_come_from_the_specs():
     assert bench.byte_model(catalogue.get(1), bench.CONFIGS[1])({"n": 1000}, 4) == 12_000
-    ex2 = catalogue.get(2)
-    if ex2.spec_file.is_file():
-        assert bench.byte_model(ex2, bench.CONFIGS[2])({"m": 3, "n": 5}, 2) == (2 * 15 + 5) * 2
+    assert bench.byte_model(catalogue.get(2), bench.CONFIGS[2])({"m": 3, "n": 5}, 2) == (2 * 15 + 5) * 2
+    assert bench.byte_model(catalogue.get(3), bench.CONFIGS[3])({"m": 4, "n": 8}, 4) == 2 * 4 * 8 * 4
+    assert bench.byte_model(catalogue.get(5), bench.CONFIGS[5])({"m": 4, "n": 8}, 4) == 3 * 4 * 8 * 4
 
 
-def test_byte_model_by_name_or_by_position():
-    by_name = bench.bytes_from(lambda n_rows, n_cols, element_size: 2 * n_rows * n_cols * element_size)
-    assert by_name({"m": 4, "n": 8}, 4) == 256  # names differ from the shape keys: positional
-    keyed = bench.bytes_from(lambda element_size, n: n * element_size)
-    assert keyed({"n": 10}, 2) == 20  # names match: any order
+def test_every_bandwidth_bench_matches_its_specs_byte_model_signature():
+    """The bench calls minimum_bytes(*shape dimensions, element_size): each spec must take exactly that."""
+    import inspect
+
+    for number, config in bench.CONFIGS.items():
+        if config.metric != "gbps":
+            continue
+        spec = importlib.import_module(catalogue.get(number).spec_module)
+        params = list(inspect.signature(spec.minimum_bytes).parameters)
+        assert len(params) == len(config.sizes[0]) + 1 and params[-1] == "element_size", (number, params)
 
 
 def test_every_config_has_sizes_its_inputs_and_a_reference():

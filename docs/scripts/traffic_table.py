@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         if not exercise.spec_file.is_file() or "def test_traffic" not in exercise.spec_file.read_text():
             continue
         run = isolation.run_checks(exercise, exercise.solution_path, seed=1, interpreter=True, select="traffic")
-        record = next((c.extra["traffic"] for c in run.checks if c.extra and c.extra.get("traffic")), None)
+        record = run.extra("traffic")
         if record is None:
             print(f"exercise {exercise.number}: no traffic recorded ({[c.message for c in run.checks]})", file=sys.stderr)
             return 1

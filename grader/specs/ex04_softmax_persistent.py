@@ -252,10 +252,8 @@ def test_grid(learner, learner_function, rows, rng, device, mode):
                        "GPU's limits (device_limits)")
 
 
-def test_traffic(learner_function, rng, device, mode):
+def test_traffic(learner_function, rng, device):
     """Interpreter: persistence changes the schedule, not the bytes: one read, one write per row."""
-    if mode != "interpreter":
-        pytest.skip("traffic: counted in Triton's interpreter only (grade exercise 4 --traffic)")
     m, n = 11, 781  # more rows than the interpreter's grid of 8: the stride loop runs
     x = checks.randn((m, n), torch.float32, rng, device)
     checks.expect_traffic(learner_function, {"x": x}, minimum_bytes=minimum_bytes(m, n, 4),
