@@ -261,9 +261,9 @@ EXERCISES: tuple[Exercise, ...] = (
             "A fraction of scaled_dot_product_attention's TFLOP/s on the same inputs (B 4, H 16, S 4096, "
             "D 64, fp16; the weaker of causal and not causal), not of a bandwidth ceiling: attention at "
             "this size is compute-bound. H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex07-flash-"
-            "attention.json): the solution reached 94-96% of SDPA in grading, 91-105% at D 64 and 81-82% "
-            "at D 128 in the benchmark; the CEO's plain FA-2 kernel reached 81% (63% causal, every block "
-            "masked). A kernel that computes the blocks above the diagonal and masks them does about half "
+            "attention.json, each pair timed in turns): the solution reached 95-97% of SDPA in grading, "
+            "92-105% at D 64 and 80-87% at D 128 in the benchmark; the CEO's plain FA-2 kernel reached 81% "
+            "(63% causal, every block masked). A kernel that computes the blocks above the diagonal and masks them does about half "
             "the causal throughput: 0.5 passes a plain correct kernel and fails that one."
         ),
         **_files(7, "flash_attention"),

@@ -144,6 +144,32 @@ def test_plot_script_prefers_benchmark_files(tmp_path):
     assert "Synthetic GPU" in (out / "softmax_comparison.svg").read_text()
 
 
+def test_plot_script_keeps_sweeps_out_of_the_exercise_plots(tmp_path):
+    """A tuning sweep that names an exercise (h200-tiles-ex02.json) must not stand in for its benchmark
+    file, whatever the order of the names; the variants figure reads exercise 7's variants file."""
+    data = tmp_path / "data"
+    data.mkdir()
+
+    def write(name, gpu, rows):
+        (data / name).write_text(json.dumps({"meta": {"gpu": gpu, "ceiling_gbps": 1000.0}, "rows": rows}))
+
+    rows = [{"kernel": "solution", "n": n, "ms": 1.0, "gbps": 900.0, "fraction": 0.9} for n in (1 << 20, 1 << 24)]
+    write("mine-ex01-vector-add.json", "Main GPU", rows)
+    write("mine-tiles-ex01.json", "Sweep GPU", rows)  # sorts after the main file
+    write("mine-ex07-attention-variants.json", "Variants GPU", [
+        {"kernel": "solution", "causal": False, "ms": 2.0, "tflops": 400.0, "ratio_to_sdpa": 0.8},
+        {"kernel": "broken", "causal": False, "ms": None, "wrong": True, "max_abs_error": 0.1,
+         "sdpa_max_abs_error": 1e-4}])
+    out = tmp_path / "plots"
+    result = _run(PLOT_SCRIPT, "--measurements", data, "--out", out)
+    assert result.returncode == 0, result.stderr
+    sources = (out / "SOURCES.md").read_text()
+    assert "| `ex01_bandwidth.svg` | `mine-ex01-vector-add.json` |" in sources
+    assert "mine-tiles-ex01.json" not in sources
+    assert "| `ex07_d128_variants.svg` | `mine-ex07-attention-variants.json` |" in sources
+    assert "wrong result" in (out / "ex07_d128_variants.svg").read_text()
+
+
 def test_plot_script_draws_from_benchmark_files_alone(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
@@ -247,7 +273,7 @@ MATH_PAGES = {
     "chapters/05_persistent/": 1,
     "chapters/06_online_softmax/": 0,
     "chapters/07_amdahl/": 0,
-    "chapters/08_flash_attention/": 1,
+    "chapters/08_flash_attention/": 3,
     "grading/": 0,
 }
 

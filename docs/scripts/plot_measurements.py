@@ -16,9 +16,12 @@ ignored, and so is a JSON file of neither kind, with a note on stderr):
         "rows": [{"kernel": "solution" | "torch" | "compile" | "naive" | ..., <shape keys: "M", "N", "n", ...>,
                   "ms", "gbps", "fraction"}]}
 
-   The exercise number comes from ``"exNN"`` in the file name (``h200-ex03-2026-12-01.json``) or from
-   ``meta["exercise"]``. Bytes moved are recovered as ``gbps * ms * 1e6`` (GB/s times milliseconds), so
-   the script needs no knowledge of each exercise's byte model. A row may carry ``"tflops"`` instead of
+   The file is exercise N's when its name ends in ``exNN-<slug>.json``, the name
+   ``python -m grader.benchmarks exNN_<slug>`` gives it (``h200-ex03-softmax.json``), or when
+   ``meta["exercise"]`` is N. Other files that name an exercise, such as tuning sweeps
+   (``h200-tiles-ex02.json``) and exercise 7's variants (``h200-ex07-attention-variants.json``), are
+   extras: only the figures made for them read them. Bytes moved are recovered as ``gbps * ms * 1e6``
+   (GB/s times milliseconds), so the script needs no knowledge of each exercise's byte model. A row may carry ``"tflops"`` instead of
    ``"gbps"`` (attention).
 
 2. **Baseline files** (the first H200 measurements, 2026-11-30): ``h200-baselines-*.json`` (copy
@@ -49,6 +52,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent
+sys.path.insert(0, str(DOCS.parent))
+from grader import catalogue  # noqa: E402  (the exercise list; standard library only)
+
+#: Exercise number -> the slug in its benchmark file's name (7 -> "flash-attention").
+SLUGS = {e.number: Path(e.solution_file).stem.split("_", 1)[1].replace("_", "-") for e in catalogue.EXERCISES}
 DEFAULT_MEASUREMENTS = DOCS / "measurements"
 DEFAULT_OUT = DOCS / "assets" / "plots"
 
@@ -110,8 +118,10 @@ class Source:
 class Measurements:
     baseline: Source | None = None
     attention: Source | None = None
-    #: Exercise number -> its newest benchmark file (by name; names carry the date).
+    #: Exercise number -> its benchmark file (``<gpu>-exNN-<slug>.json``; the last by name if several).
     exercises: dict[int, Source] = field(default_factory=dict)
+    #: File name -> other files that name an exercise (tile sweeps, variants).
+    extras: dict[str, Source] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
 
 
@@ -147,11 +157,15 @@ def load(folder: Path) -> Measurements:
             if not any(isinstance(r, dict) and (r.get("gbps") or r.get("tflops")) for r in data["rows"]):
                 found.ignored.append(f"{path.name}: no row has \"gbps\" or \"tflops\" (nothing to plot)")
                 continue
-            found.exercises[number] = Source(
+            source = Source(
                 path, data, gpu=str(meta.get("gpu") or meta.get("device") or "unknown GPU"),
                 torch=str(meta.get("torch", "?")),
                 triton=str(meta.get("triton", "?")), date=str(meta.get("date", "") or _date_from_name(path.name)),
             )
+            if meta.get("exercise") == number or path.name.endswith(f"ex{number:02d}-{SLUGS.get(number)}.json"):
+                found.exercises[number] = source
+            else:
+                found.extras[path.name] = source
         elif isinstance(data, dict) and "copy_peak_GBs" in data:
             found.baseline = Source(path, data, gpu=data.get("gpu", "unknown GPU"), torch=data.get("torch", "?"),
                                     triton=data.get("triton", "?"), date=_date_from_name(path.name))
@@ -189,6 +203,7 @@ def _style() -> None:
 
 def _save(fig, out: Path, name: str, sources: list[Source], written: dict[str, list[str]]) -> None:
     footer = "\n".join(dict.fromkeys(s.footer() for s in sources))
+    fig.tight_layout()  # tick labels inside the figure, so the footer below cannot overlap them
     # Below the axes (negative figure coordinates); bbox_inches="tight" grows the image to hold it.
     fig.text(0.01, -0.01, footer, fontsize=7, color="#555555", ha="left", va="top")
     fig.savefig(out / name, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
@@ -611,6 +626,83 @@ def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None
     _save(fig, out, f"ex{number:02d}_bandwidth.svg", [source], written)
 
 
+def _extra(m: Measurements, suffix: str) -> Source | None:
+    found = [source for name, source in sorted(m.extras.items()) if name.endswith(suffix)]
+    return found[-1] if found else None
+
+
+def plot_attention_variants(m: Measurements, out: Path, written: dict) -> None:
+    """Exercise 7 at D 128: each variant's throughput as a fraction of SDPA, timed in turns with it."""
+    source = _extra(m, "ex07-attention-variants.json")
+    if source is None:
+        return
+    variants: dict[str, dict] = {}
+    for r in source.data["rows"]:
+        name = str(r.get("kernel", ""))
+        if name == "sdpa" or name.startswith(("drift", "power")):
+            continue
+        entry = variants.setdefault(name, {})
+        if r.get("wrong"):
+            entry["wrong"] = (r.get("max_abs_error"), r.get("sdpa_max_abs_error"))
+        elif r.get("ratio_to_sdpa") is not None:
+            entry[bool(r.get("causal"))] = float(r["ratio_to_sdpa"])
+    names = list(variants)
+    fig, ax = plt.subplots(figsize=(8.5, 0.42 * len(names) + 1.4))
+    h = 0.38
+    for i, name in enumerate(names):
+        entry = variants[name]
+        for offset, causal, colour, label in ((-h / 2, False, COLOURS["solution"], "not causal"),
+                                              (h / 2, True, COLOURS["persistent"], "causal")):
+            if causal in entry:
+                ax.barh(i + offset, 100 * entry[causal], h, color=colour, label=label if i == 0 else None)
+                ax.annotate(f"{100 * entry[causal]:.0f}%", (100 * entry[causal], i + offset), xytext=(3, 0),
+                            textcoords="offset points", va="center", fontsize=7)
+        if "wrong" in entry:
+            error, sdpa_error = entry["wrong"]
+            ax.annotate(f"wrong result: max error {error:.2g} (SDPA's {sdpa_error:.1g}), not timed", (1, i),
+                        va="center", fontsize=7, color="#b22222")
+    ax.axvline(85, color="#b22222", ls=":", lw=1, label="issue 6's target, 85%")
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=8)
+    ax.set_ylim(len(names) - 0.4, -0.6)  # first variant on top, room below the last
+    ax.set_xlim(0, 135)
+    ax.set_xticks(range(0, 101, 20))
+    ax.set_xlabel("throughput as a percentage of SDPA (cuDNN), timed in turns with it")
+    ax.grid(axis="y", visible=False)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title("Attention forward at B 4, H 32, S 4096, D 128, fp16: what we tried", fontsize=10)
+    _save(fig, out, "ex07_d128_variants.svg", [source], written)
+
+
+def plot_power_drift(m: Measurements, out: Path, written: dict) -> None:
+    """SDPA and the solution in turns from an idle card, with the SM clock NVML reported."""
+    source = _extra(m, "ex07-attention-variants.json")
+    rows = [r for r in source.data["rows"] if str(r.get("kernel", "")).startswith("drift")] if source else []
+    if not rows:
+        return
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for kernel, colour, label in (("drift: sdpa", COLOURS["sdpa"], "SDPA (cuDNN)"),
+                                  ("drift: solution", COLOURS["solution"], "exercise 7's solution")):
+        series = [(r["round"], r["tflops"]) for r in rows if r["kernel"] == kernel]
+        ax.plot(*zip(*series), marker="o", ms=3, color=colour, label=label)
+    ax.set_xlabel("round (one median of each, in turns, from a card idle for 5 s)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_ylim(0, max(r["tflops"] for r in rows) * 1.15)
+    clock = ax.twinx()
+    clock.plot([r["round"] for r in rows if r["kernel"] == "drift: sdpa"],
+               [r["sm_clock_mhz"] for r in rows if r["kernel"] == "drift: sdpa"],
+               color="#9e9e9e", ls="--", lw=1, label="SM clock (NVML)")
+    clock.set_ylabel("SM clock, MHz", color="#555555")
+    clock.set_ylim(0, 2200)
+    clock.grid(False)
+    clock.spines["right"].set_visible(True)
+    lines = ax.get_legend_handles_labels()
+    more = clock.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="lower left")
+    ax.set_title("B 4, H 32, S 4096, D 128, fp16: SDPA slows as the card reaches its power cap", fontsize=10)
+    _save(fig, out, "ex07_power_drift.svg", [source], written)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------------------------------
@@ -649,6 +741,8 @@ def main(argv: list[str] | None = None) -> int:
     plot_bias_gelu(measurements, args.out, written)
     plot_attention(measurements, args.out, written)
     plot_roofline(measurements, args.out, written)
+    plot_attention_variants(measurements, args.out, written)
+    plot_power_drift(measurements, args.out, written)
     for number, source in sorted(measurements.exercises.items()):
         if any(r.get("gbps") for r in source.data["rows"] if isinstance(r, dict)):
             plot_exercise(number, source, args.out, written)
