@@ -21,8 +21,8 @@ ignored, and so is a JSON file of neither kind, with a note on stderr):
    ``meta["exercise"]`` is N. Other files that name an exercise, such as tuning sweeps
    (``h200-tiles-ex02.json``) and exercise 7's variants (``h200-ex07-attention-variants.json``), are
    extras: only the figures made for them read them. Bytes moved are recovered as ``gbps * ms * 1e6``
-   (GB/s times milliseconds), so the script needs no knowledge of each exercise's byte model. A row may carry ``"tflops"`` instead of
-   ``"gbps"`` (attention).
+   (GB/s times milliseconds), so the script needs no knowledge of each exercise's byte model. A row may
+   carry ``"tflops"`` instead of ``"gbps"`` (attention).
 
 2. **Baseline files** (the first H200 measurements, 2026-11-30): ``h200-baselines-*.json`` (copy
    ceiling, softmax sweep, bias+GELU) and ``h200-attention-*.json`` (attention against SDPA).

@@ -8,8 +8,9 @@ output. The solution and SDPA are timed in turns, three rounds each (`time_rows_
 speed moves with the card's power state), and the ratio is of the two medians.
 
 Then a sweep of (BLOCK_M, BLOCK_N, num_warps, num_stages) per head size and mask at the two
-main shapes (fp16), to calibrate ``_config`` in solutions/ex07_flash_attention.py; the
-``best config`` rows summarise it. About two minutes on an H200, most of it compiling.
+main shapes (fp16), each configuration in turns with SDPA (two rounds), to calibrate ``_config``
+in solutions/ex07_flash_attention.py; the ``best config`` rows summarise it. About a minute on an
+H200 (57 s, most of it compiling).
 
     python -m grader.benchmarks ex07_flash_attention --out docs/measurements
 """
