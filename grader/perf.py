@@ -99,6 +99,23 @@ def time_ms(fn: Callable[[], object], *, warmup_ms: int = 25, rep_ms: int = 100)
     return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
 
 
+def time_in_turns(kernels: dict[str, Callable[[], object]], *, rounds: int = 2,
+                  rep_ms: int = 100) -> dict[str, list[float]]:
+    """``rounds`` medians of each kernel (`time_ms`), taken in turns: a, b, a, b, ...
+
+    For tensor-core-bound kernels the card's power state moves the answer: cuDNN's attention holds
+    an H200 at its 700 W cap, its clock falls from 1980 to 1530 MHz, and SDPA's median went from
+    631 TFLOP/s on an idle card to 532-567 once warm, while exercise 7's solution stayed at 454-470
+    (the ``drift`` rows of docs/measurements/h200-ex07-attention-variants.json). Timing one kernel
+    after the other credits whichever ran on the cooler card; turns give every kernel the same states.
+    """
+    runs: dict[str, list[float]] = {name: [] for name in kernels}
+    for _ in range(rounds):
+        for name, fn in kernels.items():
+            runs[name].append(time_ms(fn, rep_ms=rep_ms))
+    return runs
+
+
 def gbps(nbytes: int, ms: float) -> float:
     """Achieved bandwidth: bytes / time, in GB/s."""
     return nbytes / (ms * 1e-3) / GB

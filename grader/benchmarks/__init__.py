@@ -67,22 +67,10 @@ def time_row(kernel: str, fn: Callable[[], object], nbytes: int | None, *, flops
 
 def time_rows_in_turns(kernels: dict[str, Callable[[], object]], *, flops: float | None = None, rounds: int = 3,
                        rep_ms: int = 100, **shape) -> dict[str, dict]:
-    """Time several kernels in turns (a, b, a, b, ...), ``rounds`` medians each, L2 flushed.
-
-    For tensor-core-bound kernels the GPU's power state moves the answer. On the course's H200,
-    cuDNN's attention (what SDPA runs) holds the card at its 700 W cap and the clock falls from
-    1980 to 1530 MHz; at B4 H32 S4096 D128, from an idle card, SDPA's first median was 631 TFLOP/s
-    and the next fourteen 532-567, while our kernel's stayed at 454-470 but for one 416 (the
-    ``drift`` rows of docs/measurements/h200-ex07-attention-variants.json). Timing one kernel after
-    the other credits whichever ran on the cooler card; turns give every kernel the same states.
-    ``ms`` is the median of a kernel's rounds; every round is kept in ``ms_runs``.
-    """
-    runs: dict[str, list[float]] = {name: [] for name in kernels}
-    for _ in range(rounds):
-        for name, fn in kernels.items():
-            runs[name].append(perf.time_ms(fn, rep_ms=rep_ms))
+    """One row per kernel from `perf.time_in_turns` (why turns: see there). ``ms`` is the median
+    of the kernel's rounds; every round is kept in ``ms_runs``."""
     rows = {}
-    for name, times in runs.items():
+    for name, times in perf.time_in_turns(kernels, rounds=rounds, rep_ms=rep_ms).items():
         ms = statistics.median(times)
         rows[name] = {"kernel": name, **shape, "ms": round(ms, 5), "ms_runs": [round(t, 5) for t in times]}
         if flops is not None:

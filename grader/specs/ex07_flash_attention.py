@@ -566,13 +566,9 @@ def test_performance(learner_function, mode):
         except GradeFailure as failure:
             raise GradeFailure(f"at the benchmark size ({label}, {'causal' if causal else 'not causal'}) your output "
                                f"differs from scaled_dot_product_attention: {failure}") from None
-        # In turns, not one after the other: SDPA's speed moves with the card's power state (at D 128
-        # on an H200, 631 TFLOP/s from an idle card, 532-567 once warm); turns give both the same states.
-        ours_runs, sdpa_runs = [], []
-        for _ in range(2):
-            ours_runs.append(perf.time_ms(ours))
-            sdpa_runs.append(perf.time_ms(sdpa))
-        ms, sdpa_ms = min(ours_runs), min(sdpa_runs)
+        # In turns, not one after the other: SDPA's speed moves with the card's power state.
+        runs = perf.time_in_turns({"ours": ours, "sdpa": sdpa}, rounds=2)
+        ms, sdpa_ms = min(runs["ours"]), min(runs["sdpa"])
         work = flops(B, H, S, S, D, causal)
         tflops, sdpa_tflops = work / (ms * 1e-3) / 1e12, work / (sdpa_ms * 1e-3) / 1e12
         results.append({"causal": causal, "ms": round(ms, 5), "sdpa_ms": round(sdpa_ms, 5),
