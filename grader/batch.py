@@ -1,11 +1,19 @@
 """`grade batch DIR --exercise N`: grade a folder of submissions, one isolated run each.
 
 Every ``*.py`` file directly in DIR is one submission. Each is first compiled here (a file that
-does not even parse gets a sentence and a score of 0 without starting a process), then graded
-by `grader.isolation.run_checks` in its own child process, all with the same seed, so every
-student meets the same inputs and any verdict can be replayed with
-``grade exercise N --from FILE --seed S``. One submission that hangs, crashes or raises cannot
-affect another.
+does not even parse gets a sentence and a score of 0 without starting a process; its text is
+decoded as Python decodes source, so a PEP 263 coding line works as it does in ``grade exercise``),
+then graded by `grader.isolation.run_checks` in its own judge and sandboxed learner process, all
+with the same seed, so every student meets the same inputs and any verdict can be replayed with
+``grade exercise N --from FILE --seed S``. By default the honesty check is strict: a file with code
+a learner file never needs (threads, ctypes, frames, the grader...) is refused with a sentence.
+
+One submission cannot touch another: each runs from a private copy of its file, with its own
+working folder; the submissions folder, the output folder and the progress files are hidden from
+it, and the course is read-only to it (the sandbox, `grader.sandbox`, says how strongly on this
+machine). Outputs are written here, by the grading process, after each submission's processes
+are gone, each file atomically (a temporary file, then a rename), so an interrupted batch keeps
+everything graded so far and a file in the way of one output costs that output, not the batch.
 
 Scores: every check that ran counts one point, scaled so a submission is out of ``points``
 (default 100). Checks skipped by design (performance without a GPU) count for nobody; checks
@@ -20,7 +28,10 @@ for a single submission ``<out>/results.json``, the file Gradescope reads when `
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
+import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -73,10 +84,20 @@ class Submission:
 
 def precheck(path: Path) -> str | None:
     """A sentence when the file cannot be graded at all (not text, does not parse); None if it can."""
+    from grader import static_check
+
     try:
-        source = path.read_bytes().decode("utf-8")
+        source = static_check.read_source(path)
     except UnicodeDecodeError as exc:
-        return f"{path.name} is not UTF-8 text (byte {exc.start}): is it a Python file?"
+        return (f"{path.name} is not text in its declared encoding (UTF-8 unless a coding line says otherwise; "
+                f"byte {exc.start}): is it a Python file?")
+    except SyntaxError as exc:  # tokenize says so for bytes that are no encoding at all
+        if "encoding" in str(exc):
+            return (f"{path.name} is not text in its declared encoding (UTF-8 unless a coding line says "
+                    "otherwise): is it a Python file?")
+        return f"{path.name} does not parse: {exc}"
+    except LookupError as exc:
+        return f"{path.name} declares an encoding Python does not know: {exc}"
     except OSError as exc:
         return f"{path.name} could not be read: {exc.strerror or exc}"
     try:
@@ -95,26 +116,34 @@ def submissions_in(folder: Path) -> list[Path]:
 
 
 def grade_all(paths: list[Path], exercise: catalogue.Exercise, *, seed: int, grade: Callable | None = None,
-              interpreter: bool = False, timeout: float | None = None, select: str | None = None, jobs: int = 1,
+              interpreter: bool = False, timeout: float | None = None, file_timeout: float | None = None,
+              select: str | None = None, jobs: int = 1, strict: bool = True, hide: tuple[str, ...] = (),
               on_done: Callable[[Submission], None] | None = None) -> list[Submission]:
-    """Grade each file (in parallel up to ``jobs``); never raises because of one submission."""
-    if grade is None:
-        from grader import isolation
+    """Grade each file (in parallel up to ``jobs``); never raises because of one submission.
 
+    Ctrl-C (or SIGTERM) stops every run in progress at once and starts nothing new; the
+    submissions graded so far have already been handed to ``on_done``."""
+    from grader import isolation
+
+    if grade is None:
         grade = isolation.run_checks
+    lock = threading.Lock()
 
     def one(path: Path) -> Submission:
         started = time.monotonic()
         submission = Submission(path=path, error=precheck(path))
         if submission.error is None:
             try:
-                submission.run = grade(exercise, path, seed=seed, interpreter=interpreter, check_timeout=timeout,
-                                       select=select)
+                options = dict(seed=seed, interpreter=interpreter, check_timeout=timeout, select=select)
+                if grade is isolation.run_checks:
+                    options.update(strict=strict, hide=hide, file_timeout=file_timeout, display=path.name)
+                submission.run = grade(exercise, path, **options)
             except Exception as exc:  # the grader itself failed on this file: say so, grade the others
                 submission.error = f"the grader failed on {path.name}: {type(exc).__name__}: {exc}"
         submission.seconds = round(time.monotonic() - started, 2)
         if on_done is not None:
-            on_done(submission)
+            with lock:
+                on_done(submission)
         return submission
 
     if jobs <= 1:
@@ -122,8 +151,9 @@ def grade_all(paths: list[Path], exercise: catalogue.Exercise, *, seed: int, gra
     pool = ThreadPoolExecutor(max_workers=jobs)  # each run is a child process: threads suffice
     try:
         return list(pool.map(one, paths))
-    except KeyboardInterrupt:  # Ctrl-C: start nothing new; the runs in progress end with their process
+    except BaseException:  # Ctrl-C, SIGTERM: nothing new starts, and the runs in progress end now
         pool.shutdown(wait=False, cancel_futures=True)
+        isolation.stop_all()
         raise
     finally:
         pool.shutdown(wait=False)
@@ -214,25 +244,84 @@ def gradescope(s: Submission, exercise: catalogue.Exercise, *, points: float, se
     return result
 
 
+class OutputError(Exception):
+    """The output folder cannot be used at all (a sentence)."""
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``path`` through a temporary file beside it and a rename: never half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class OutputWriter:
+    """The batch's output folder, rewritten after every graded submission (an interrupted batch
+    keeps what it graded). A path it cannot write is reported in ``problems``, once, and skipped."""
+
+    def __init__(self, out: Path, exercise: catalogue.Exercise, *, seed: int, points: float, select: str | None,
+                 gradescope_format: bool, expected: int | None = None):
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"--out {out} is a file, not a folder: choose another output folder")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"the output folder {out} cannot be made: {exc.strerror or exc}") from None
+        self.out, self.exercise, self.seed, self.points = out, exercise, seed, points
+        self.select, self.gradescope_format = select, gradescope_format
+        self.subs: list[Submission] = []
+        self.problems: list[str] = []
+        self.written: list[Path] = []
+        self.single = expected == 1  # Gradescope grades one submission: its results.json goes at the top
+
+    def _write(self, path: Path, text: str) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(path, text)
+        except OSError as exc:
+            what = "a folder is in the way" if path.is_dir() else (exc.strerror or str(exc))
+            problem = f"could not write {path}: {what}; the other results are written"
+            if problem not in self.problems:
+                self.problems.append(problem)
+            return
+        if path not in self.written:
+            self.written.append(path)
+
+    def add(self, sub: Submission) -> None:
+        self.subs.append(sub)
+        self._write_all(self.subs)
+
+    def _write_all(self, subs: list[Submission]) -> None:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        for s in sorted(subs, key=lambda s: s.path.name):
+            writer.writerow(csv_row(s, self.points))
+        self._write(self.out / "summary.csv", buffer.getvalue())
+        self._write(self.out / "summary.json", json.dumps(summary(sorted(subs, key=lambda s: s.path.name),
+                                                                  self.exercise, seed=self.seed, points=self.points,
+                                                                  select=self.select), indent=1) + "\n")
+        if self.gradescope_format:
+            for s in subs:
+                target = (self.out / "results.json" if self.single else
+                          self.out / "gradescope" / f"{s.path.stem}.results.json")
+                self._write(target, json.dumps(gradescope(s, self.exercise, points=self.points, seed=self.seed),
+                                               indent=1) + "\n")
+
+    def finish(self, subs: list[Submission]) -> list[Path]:
+        """Write everything once more for the final list and return the paths written."""
+        self.single = len(subs) == 1
+        self._write_all(subs)
+        return self.written
+
+
 def write_outputs(subs: list[Submission], exercise: catalogue.Exercise, out: Path, *, seed: int, points: float,
                   select: str | None, gradescope_format: bool) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    csv_path = out / "summary.csv"
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        for s in subs:
-            writer.writerow(csv_row(s, points))
-    written.append(csv_path)
-    json_path = out / "summary.json"
-    json_path.write_text(json.dumps(summary(subs, exercise, seed=seed, points=points, select=select), indent=1) + "\n")
-    written.append(json_path)
-    if gradescope_format:
-        for s in subs:
-            target = (out / "results.json" if len(subs) == 1 else
-                      out / "gradescope" / f"{s.path.stem}.results.json")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(gradescope(s, exercise, points=points, seed=seed), indent=1) + "\n")
-            written.append(target)
-    return written
+    """Every output for ``subs`` at once (the batch writes them as it goes, through `OutputWriter`)."""
+    writer = OutputWriter(out, exercise, seed=seed, points=points, select=select, gradescope_format=gradescope_format)
+    return writer.finish(subs)

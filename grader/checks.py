@@ -1,23 +1,31 @@
 """The checks every exercise's spec is built from.
 
-A spec (``grader/specs/exNN_*.py``) is an ordinary pytest module. Its tests make inputs with
+A spec (``grader/specs/exNN_*.py``) is an ordinary pytest module that runs in the judge: the
+process that decides verdicts and never imports learner code. Its tests make inputs with
 `randn`, compute a float64 reference, and hand both to `run_case`, which:
 
-1. copies each input into a NaN-guarded buffer (`grader.guards`),
-2. calls the learner's function under a `grader.watch.Watch` (launches, torch ops, poisoned
-   output allocations),
+1. copies each input into a NaN-guarded buffer (`grader.guards`) in the memory the judge shares
+   with the learner's process (`grader.arena`),
+2. calls the learner's function there (`grader.learner_process`): launches, torch ops and
+   poisoned output allocations are watched on that side (`grader.watch`, help for honest
+   mistakes) and the outputs come back as the whole guarded buffers,
 3. turns an exception into a sentence (`grader.failures`),
 4. checks that a Triton kernel was launched, that torch did not compute or fill anything,
-   that nothing was written outside the output or into an input,
+   that nothing was written outside the output or into an input (the judge reads the guards),
 5. compares with the reference (`grader.compare`), and, when that fails, reruns with different
    guard contents to tell whether the kernel reads outside its inputs.
 
-`measure_bandwidth` is the GPU-only performance check.
+`expect_traffic` holds the bytes the kernels moved (counted in Triton's interpreter) to the
+lesson; `measure_bandwidth` is the GPU-only performance check, timed by the judge's clock
+(`grader.timing`).
+
+A spec's function arguments may also be plain callables of the judge's own (the course's tests
+of this module do that): they are called in this process under the same watch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -25,25 +33,11 @@ import torch
 from grader import guards
 from grader.compare import Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure, describe_exception
+from grader.learner_process import CallOutcome, LearnerFunction
+from grader.results import CheckRecord, PerformanceRecord
 from grader.watch import Launch, Watch
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
-
-
-@dataclass
-class Context:
-    """Set by the pytest plugin for the run: what the checks need to know about it."""
-
-    learner_file: str | None = None
-    mode: str = "interpreter"  # or "gpu"
-    device: str = "cpu"
-    #: The plugin reads these after each test.
-    launches: list[int] = field(default_factory=list)
-    performance: dict | None = None
-    extra: dict = field(default_factory=dict)
-
-
-CONTEXT = Context()
 
 
 def dtype_id(dtype: torch.dtype) -> str:
@@ -72,18 +66,37 @@ class CaseReport:
     inputs: dict[str, torch.Tensor]
 
 
-def _call(fn: Callable, args: list, kwargs: dict, on_allocate=None) -> tuple[Any, Watch]:
+def record_of(fn: Any) -> CheckRecord | None:
+    """The record of the check being run, reached through the learner function it calls."""
+    process = getattr(fn, "process", None)
+    return getattr(process, "record", None)
+
+
+def mode_of(fn: Any) -> str:
+    process = getattr(fn, "process", None)
+    return getattr(process, "mode", "interpreter")
+
+
+def _call(fn: Callable, args: list, kwargs: dict, *, names: dict[str, str] | None = None,
+          traffic: bool = False, on_allocate=None) -> CallOutcome:
+    """Call ``fn`` watched: in the learner's process for a `LearnerFunction`, here otherwise."""
+    if isinstance(fn, LearnerFunction):
+        outcome = fn.process.call(fn.__name__, args, kwargs, names=names, traffic=traffic)
+        fn.last = outcome
+        return outcome
     watch = Watch(on_allocate=on_allocate)
     try:
         with watch:
             result = fn(*args, **kwargs)
-            if CONTEXT.device == "cuda":
-                torch.cuda.synchronize()
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as exc:  # the learner's code may raise anything
-        raise describe_exception(exc, CONTEXT.learner_file) from None
-    return result, watch
+    except BaseException as exc:  # a local callable in the course's own tests
+        raise describe_exception(exc, None) from None
+    outcome = CallOutcome(result=result, launches=watch.result.launches, computed=watch.result.computed,
+                          fills=watch.result.fills, outputs=watch.result.outputs)
+    first = result[0] if isinstance(result, tuple) and result else result
+    outcome.returned = outcome.output_for(first)
+    return outcome
 
 
 def _where(regions: dict[str, int], name: str) -> str:
@@ -92,9 +105,13 @@ def _where(regions: dict[str, int], name: str) -> str:
     return ", ".join(f"{count} element{'s' if count != 1 else ''} {words[region]}" for region, count in regions.items())
 
 
-def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedTensor], *,
-                 out_name: str, allow_fill: bool, max_launches: int | None) -> guards.GuardedTensor | None:
-    outcome = watch.result
+def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor], *, out_name: str = "out",
+                  allow_fill: bool = False, max_launches: int | None = None,
+                  inplace: tuple[str, ...] = ()) -> guards.GuardedTensor | None:
+    """What every call must satisfy: a Triton launch, no torch compute or fill, nothing written
+    outside the outputs or into the inputs (except the inputs named in ``inplace``, which the
+    contract lets the learner overwrite, but never their guards). Returns the allocation the
+    result views, if any."""
     if not outcome.launches:
         raise GradeFailure(
             "your function returned without launching a Triton kernel: call your kernel with "
@@ -119,7 +136,7 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
             f"one call launched {len(outcome.launches)} kernels ({names}); this exercise asks for "
             f"{'exactly one' if max_launches == 1 else f'at most {max_launches}'}"
         )
-    returned = outcome.output_for(result)
+    returned = outcome.returned
     for out in outcome.outputs:
         name = out_name if out is returned else "a tensor you allocated"
         regions = out.outside_writes()
@@ -128,10 +145,12 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
     for g in guarded_inputs:
         regions = g.outside_writes()
         if regions:
-            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only")
+            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only"
+                               if g.name not in inplace else f"your kernel wrote {_where(regions, g.name)}")
         inside = g.inside_writes()
-        if inside:
-            raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input `{g.name}`: inputs are read-only")
+        if inside and g.name not in inplace:
+            raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input "
+                               f"`{g.name}`: inputs are read-only")
     return returned
 
 
@@ -151,7 +170,7 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
             try:
                 guards.refill_input_guard(g, 0.5, where)
                 try:
-                    again, _ = _call(fn, args, kwargs)
+                    again = _call(fn, args, kwargs).result
                 except GradeFailure:
                     return None
                 if isinstance(again, torch.Tensor) and again.shape == first.shape:
@@ -171,36 +190,46 @@ _READ_WORDS = {
 }
 
 
-def _guard_all(inputs: dict[str, Any], kwargs: dict | None) -> tuple[list, dict, list[guards.GuardedTensor]]:
-    """Positional args and kwargs with every tensor replaced by a view into a guarded copy."""
+def guard_all(fn: Callable, inputs: dict[str, Any], kwargs: dict | None
+              ) -> tuple[list, dict, list[guards.GuardedTensor], dict[str, str]]:
+    """Positional args and kwargs with every tensor replaced by a view into a guarded copy (in the
+    memory shared with the learner's process when ``fn`` runs there), and the argument names."""
     guarded: list[guards.GuardedTensor] = []
+    process = getattr(fn, "process", None) if isinstance(fn, LearnerFunction) else None
+    names: dict[str, str] = {}
 
-    def guard(name: str, value: Any) -> Any:
+    def guard(key: str, name: str, value: Any) -> Any:
         if not isinstance(value, torch.Tensor):
             return value
-        g = guards.guard_input(name, value)
+        if process is not None:
+            g = guards.guard_input(name, value, allocate=process.allocate)
+            process.set_device(g.buffer, value.device.type)
+        else:
+            g = guards.guard_input(name, value)
         guarded.append(g)
+        names[key] = name
         return g.view
 
-    args = [guard(name, value) for name, value in inputs.items()]
-    kwargs = {name: guard(name, value) for name, value in (kwargs or {}).items()}
-    return args, kwargs, guarded
+    args = [guard(str(index), name, value) for index, (name, value) in enumerate(inputs.items())]
+    kwargs = {name: guard(name, name, value) for name, value in (kwargs or {}).items()}
+    return args, kwargs, guarded, names
 
 
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
              out_name: str = "out", dtype: torch.dtype | None = None, tolerance: Tolerance | None = None,
-             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None) -> CaseReport:
+             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None,
+             inplace: tuple[str, ...] = ()) -> CaseReport:
     """Call ``fn(*inputs.values(), **kwargs)`` with guarded inputs and check everything.
 
     ``expected`` is the float64 reference, or a callable that checks the result itself (raising
     GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
+    ``inplace`` names inputs the contract lets the function overwrite (their guards are still checked).
     """
-    args, kwargs, guarded_inputs = _guard_all(inputs, kwargs)
-
-    result, watch = _call(fn, args, kwargs)
-    CONTEXT.launches.append(len(watch.result.launches))
-    returned = _check_watch(watch, result, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
-                            max_launches=max_launches)
+    args, kwargs, guarded_inputs, _ = guard_all(fn, inputs, kwargs)
+    outcome = _call(fn, args, kwargs)
+    result = outcome.result
+    returned = check_outcome(outcome, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
+                             max_launches=max_launches, inplace=inplace)
     try:
         if callable(expected):
             expected(result)
@@ -208,7 +237,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             expect_close(result, expected, name=out_name, dtype=dtype, tolerance=tolerance,
                          poisoned=returned is not None)
     except GradeFailure as failure:
-        if CONTEXT.mode == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 and "tolerance" in str(failure):
+        if mode_of(fn) == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 and "tolerance" in str(failure):
             failure = GradeFailure(f"{failure}. Note: Triton's interpreter computes bfloat16 arithmetic on the raw bits "
                                    "(a known interpreter limit; a GPU is right): convert loaded values with "
                                    "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
@@ -219,54 +248,9 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
                 _READ_WORDS[region].format(name=name) + f": your answer changes when the memory there "
                 f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}"
             ) from None
-        raise
+        raise failure from None
     named = {g.name: g.view for g in guarded_inputs}
-    return CaseReport(result, watch.result.launches, named)
-
-
-def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
-                      check: Callable[[Any], None] | None = None, label: str = "") -> dict:
-    """GPU only: time ``fn(*args)``, turn it into GB/s and a fraction of this GPU's ceiling.
-
-    ``nbytes`` is the exercise's *minimum* byte model for these arguments (each input read
-    once, each output written once). Records the result for the report and raises
-    GradeFailure when the fraction is under the floor or impossibly high.
-    """
-    from grader import perf
-
-    result, launches = _timed_launches(fn, args)
-    if check is not None:
-        check(result)
-    ms = perf.time_ms(lambda: fn(*args))
-    ms_again = perf.time_ms(lambda: fn(*args))
-    ceiling, cached = perf.measure_ceiling()
-    achieved = perf.gbps(nbytes, min(ms, ms_again))
-    fraction = achieved / ceiling.ceiling_gbps
-    passed, verdict = perf.fraction_verdict(fraction, floor)
-    info = perf.gpu_info()
-    CONTEXT.performance = {
-        "achieved_gbps": round(achieved, 1),
-        "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
-        "copy_gbps": round(ceiling.copy_gbps, 1),
-        "add_gbps": round(ceiling.add_gbps, 1),
-        "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
-        "fraction": round(fraction, 4),
-        "floor": floor,
-        "passed": passed,
-        "verdict": verdict,
-        "ms": round(min(ms, ms_again), 5),
-        "ms_runs": [round(ms, 5), round(ms_again, 5)],
-        "bytes": nbytes,
-        "input": label,
-        "l2_bytes": info.l2_bytes,
-        "gpu": info.name,
-        "driver": info.driver,
-        "ceiling_cached": cached,
-        "launches": len(launches),
-    }
-    if not passed:
-        raise GradeFailure(f"performance: {verdict} ({achieved:.0f} of {ceiling.ceiling_gbps:.0f} GB/s on {label})")
-    return CONTEXT.performance
+    return CaseReport(result, outcome.launches, named)
 
 
 def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
@@ -274,47 +258,55 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
                    kwargs: dict | None = None, lesson: str = "") -> dict:
     """Interpreter only: count the bytes the learner's kernel moves and hold them to the lesson.
 
-    Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`):
-    bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds how many times an input
-    may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once); ``max_ratio`` bounds all bytes
-    moved over ``minimum_bytes`` (the exercise's byte model). Bytes read or written outside every
-    tensor (an unmasked access into the guards) always fail. The figures go to the JSON report
-    under ``traffic``.
+    Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`,
+    in the learner's process): bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds
+    how many times an input may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once);
+    ``max_ratio`` bounds all bytes moved over ``minimum_bytes`` (the exercise's byte model). Bytes
+    read or written outside every tensor (an unmasked access into the guards) always fail. The
+    figures go to the check's record under ``traffic``.
     """
     import pytest
 
     from grader import traffic
 
-    if CONTEXT.mode != "interpreter":
+    if mode_of(fn) != "interpreter":
         pytest.skip("traffic: counted in Triton's interpreter only (add --traffic to `grade exercise` on a GPU)")
-    available, reason = traffic.traffic_available()
-    if not available:
-        pytest.skip(reason)
-    args, kwargs, guarded_inputs = _guard_all(inputs, kwargs)
-    with traffic.count_traffic() as counter:
-        for g in guarded_inputs:
-            counter.watch(g.name, g.view)
-        result, watch = _call(fn, args, kwargs, on_allocate=counter.watch)
-    CONTEXT.launches.append(len(watch.result.launches))
-    _check_watch(watch, result, guarded_inputs, out_name="out", allow_fill=True, max_launches=None)
+    args, kwargs, guarded_inputs, names = guard_all(fn, inputs, kwargs)
+    if isinstance(fn, LearnerFunction):
+        outcome = _call(fn, args, kwargs, names=names, traffic=True)
+        counted = traffic.TrafficSummary.from_dict(outcome.traffic or {"available": False,
+                                                                     "reason": "no traffic was counted"})
+    else:
+        available, reason = traffic.traffic_available()
+        if not available:
+            pytest.skip(reason)
+        with traffic.count_traffic() as counter:
+            for g in guarded_inputs:
+                counter.watch(g.name, g.view)
+            outcome = _call(fn, args, kwargs, on_allocate=counter.watch)
+        counted = traffic.TrafficSummary.from_dict(counter.as_dict())
+    if not counted.available:
+        pytest.skip(counted.reason)
+    check_outcome(outcome, guarded_inputs, out_name="out", allow_fill=True, max_launches=None)
 
-    moved = counter.total_loaded + counter.total_stored
+    moved = counted.total_loaded + counted.total_stored
     ratio = moved / minimum_bytes if minimum_bytes else float("inf")
-    sentence = traffic.describe(counter, minimum_bytes, max_passes)
-    record = {**counter.as_dict(), "minimum_bytes": minimum_bytes, "moved_bytes": moved,
+    sentence = traffic.describe(counted, minimum_bytes, max_passes)
+    record = {**counted.as_dict(), "minimum_bytes": minimum_bytes, "moved_bytes": moved,
               "ratio": round(ratio, 4), "sentence": sentence}
-    CONTEXT.extra["traffic"] = record
-    outside = counter.loaded_bytes(traffic.OUTSIDE) + counter.stored_bytes(traffic.OUTSIDE) \
-        if traffic.OUTSIDE in counter.as_dict()["tensors"] else 0
+    check = record_of(fn)
+    if check is not None:
+        check.extra["traffic"] = record
+    outside = counted.loaded_bytes(traffic.OUTSIDE) + counted.stored_bytes(traffic.OUTSIDE)
     if outside:
         raise GradeFailure(
             f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
             f"without a mask reaches past the end): {sentence}"
         )
     for name, limit in (max_passes or {}).items():
-        passes = counter.passes(name)
+        passes = counted.passes(name)
         if passes > limit + 1e-9:
-            extra = counter.loaded_bytes(name) - int(limit * counter.size_bytes(name))
+            extra = counted.loaded_bytes(name) - int(limit * counted.size_bytes(name))
             raise GradeFailure(
                 f"your kernel read `{name}` {passes:.2f} times ({traffic.format_bytes(extra)} more than "
                 f"{'one read' if limit == 1 else f'{limit:g} reads'}){': ' + lesson if lesson else ''}; "
@@ -328,17 +320,56 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     return record
 
 
-def _timed_launches(fn: Callable, args: list) -> tuple[Any, list[Launch]]:
-    from grader.watch import count_launches
+def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[list, dict]], *, nbytes: int,
+                      floor: float, verify: Callable[[torch.Tensor, list, dict], None], label: str = "",
+                      output_like: Callable[[list, dict], torch.Tensor] | None = None,
+                      lines: Callable[[PerformanceRecord], list[str]] | None = None) -> PerformanceRecord:
+    """GPU only: time the learner's function by the judge's clock (`grader.timing`) and turn it
+    into GB/s and a fraction of this GPU's ceiling.
 
-    try:
-        result, launches = count_launches(fn, *args)
-        torch.cuda.synchronize()
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:
-        raise describe_exception(exc, CONTEXT.learner_file) from None
-    return result, launches
+    ``make_set(generator)`` returns one input set ``(args, kwargs)`` on the GPU (the judge makes
+    several and refills them for every round); ``verify(out, args, kwargs)`` checks an output in
+    full; ``nbytes`` is the exercise's *minimum* byte model for one call (each input read once,
+    each output written once); ``output_like(args, kwargs)`` gives the output's shape and dtype
+    (default: like the first argument). Records the result on the check and raises GradeFailure
+    when the fraction is under the floor or impossibly high.
+    """
+    from grader import perf, timing
+
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(0)
+    args, kwargs = make_set(generator)
+    like = output_like(args, kwargs) if output_like else args[0]
+    like = torch.empty(like.shape, dtype=like.dtype, device="cuda")
+    del args, kwargs
+    timed = timing.time_learner(fn, make_set, verify, output_like=like)
+    ceiling, cached = perf.measure_ceiling()
+    achieved = perf.gbps(nbytes, timed.ms)
+    fraction = achieved / ceiling.ceiling_gbps
+    passed, verdict = perf.fraction_verdict(fraction, floor)
+    info = perf.gpu_info()
+    spec = perf.spec_peak_gbps()
+    launches = fn.last.launches if isinstance(fn, LearnerFunction) and fn.last else []
+    record = PerformanceRecord(
+        passed=passed, verdict=verdict, fraction=round(fraction, 4), floor=floor,
+        achieved_gbps=round(achieved, 1), ceiling_gbps=round(ceiling.ceiling_gbps, 1),
+        copy_gbps=round(ceiling.copy_gbps, 1), add_gbps=round(ceiling.add_gbps, 1),
+        spec_gbps=None if spec is None else round(spec, 1), ms=round(timed.ms, 5),
+        ms_runs=[round(t, 5) for t in timed.rounds_ms], bytes=nbytes, input=label, gpu=info.name,
+        driver=info.driver, l2_bytes=info.l2_bytes, launches=len(launches) or None, ceiling_cached=cached,
+        timing=timed.to_json())
+    if timed.dobench_ms:
+        record.lines.append(f"cross-check: triton.testing.do_bench in your process measured {timed.dobench_ms * 1000:.1f} µs "
+                            f"per call ({perf.gbps(nbytes, timed.dobench_ms):.0f} GB/s); the verdict uses the "
+                            "grader's own clock")
+    if lines is not None:
+        record.lines[:0] = lines(record)
+    check = record_of(fn)
+    if check is not None:
+        check.performance = record
+    if not passed:
+        raise GradeFailure(f"performance: {verdict} ({achieved:.0f} of {ceiling.ceiling_gbps:.0f} GB/s on {label})")
+    return record
 
 
 def require(condition: bool, message: str) -> None:
@@ -347,5 +378,5 @@ def require(condition: bool, message: str) -> None:
         raise GradeFailure(message)
 
 
-__all__ = ["CONTEXT", "FLOAT_DTYPES", "GradeFailure", "Tolerance", "dtype_id", "expect_traffic", "measure_bandwidth",
-           "randn", "require", "run_case", "with_row_stride"]
+__all__ = ["FLOAT_DTYPES", "GradeFailure", "Tolerance", "check_outcome", "dtype_id", "expect_traffic",
+           "guard_all", "measure_bandwidth", "randn", "record_of", "require", "run_case", "with_row_stride"]

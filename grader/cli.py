@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -51,28 +52,45 @@ def cmd_list(args, console: Console) -> int:
     return EXIT_PASSED
 
 
+def _positive(value: float | None, option: str) -> None:
+    if value is not None and not value > 0:
+        raise UsageError(f"{option} takes a number of seconds greater than 0, not {value:g}")
+
+
+def _hidden_state() -> tuple[str, ...]:
+    """Folders the learner's process must not see: the progress and backup files."""
+    from grader import progress
+
+    folder = progress.state_dir()
+    return (str(folder),) if folder.is_dir() else ()
+
+
 def cmd_exercise(args, console: Console) -> int:
     from grader import isolation, progress, report
 
     exercise = _exercise(args.number)
     path = _learner_file(args, exercise)
+    _positive(args.timeout, "--timeout")
+    _positive(args.file_timeout, "--file-timeout")
     if not exercise.spec_file.is_file():
         raise UsageError(f"exercise {exercise.number} has no checks yet ({exercise.spec_file} is missing)")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     if not args.json:
-        console.print(Text(f"Grading {path} …", style="dim"))
+        console.print(Text(f"Grading {path} …", style="dim"), soft_wrap=True)
+    hide = _hidden_state()
     run = isolation.run_checks(exercise, path, seed=seed, interpreter=args.interpreter,
-                               check_timeout=args.timeout)
+                               check_timeout=args.timeout, file_timeout=args.file_timeout, strict=args.strict,
+                               hide=hide)
     if args.traffic and run.mode == "gpu":
         # Bytes are counted by Triton's interpreter: a second, interpreter-only run of the traffic check.
         counted = isolation.run_checks(exercise, path, seed=seed, interpreter=True, check_timeout=args.timeout,
-                                       select="traffic")
+                                       select="traffic", hide=hide)
         replacements = {c.name: c for c in counted.checks if c.name.startswith("traffic")}
         run.checks = [replacements.pop(c.name, c) for c in run.checks] + list(replacements.values())
     if not args.from_path:
         progress.record_run(exercise.number, run)
     if args.json:
-        print(json.dumps(report.to_json(run), indent=1))
+        print(json.dumps(run.to_json(), indent=1))
     else:
         report.render(run, exercise, console)
         if run.passed and not args.from_path:
@@ -95,7 +113,7 @@ def cmd_hint(args, console: Console) -> int:
     shown = progress.next_hint(exercise.number, len(exercise.hints)) if not args.all else len(exercise.hints)
     for i, hint in enumerate(exercise.hints[:shown], start=1):
         console.print(Text(f"Hint {i} of {len(exercise.hints)}", style="bold"))
-        console.print(hint)
+        console.print(Text(hint))  # as text: a `[grid]` in a hint is code, not rich markup
         console.print()
     if shown < len(exercise.hints):
         console.print(Text(f"Run `grade hint {exercise.number}` again for the next one.", style="dim"))
@@ -214,6 +232,8 @@ def cmd_batch(args, console: Console) -> int:
         raise UsageError(f"exercise {exercise.number} has no checks yet ({exercise.spec_file} is missing)")
     if args.jobs < 1 or args.points <= 0:
         raise UsageError("--jobs must be at least 1 and --points positive")
+    _positive(args.timeout, "--timeout")
+    _positive(args.file_timeout, "--file-timeout")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
     out = Path(args.out) if args.out else (progress.state_dir() / "batch" /
                                            f"ex{exercise.number:02d}-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -227,10 +247,22 @@ def cmd_batch(args, console: Console) -> int:
                                     f"  {sub.score(args.points):g}/{args.points:g}  ({sub.seconds:.0f} s)",
                                     (f"  {first[:160]}" if first else "", "dim")))
 
+    try:
+        writer = batch.OutputWriter(out, exercise, seed=seed, points=args.points, select=args.select,
+                                    gradescope_format=args.gradescope, expected=len(paths))
+    except batch.OutputError as exc:
+        raise UsageError(str(exc)) from None
+
+    def graded(sub: batch.Submission) -> None:
+        writer.add(sub)  # written as each submission ends: an interrupted batch keeps what was graded
+        done(sub)
+
     subs = batch.grade_all(paths, exercise, seed=seed, interpreter=args.interpreter, timeout=args.timeout,
-                           select=args.select, jobs=args.jobs, on_done=done)
-    written = batch.write_outputs(subs, exercise, out, seed=seed, points=args.points, select=args.select,
-                                  gradescope_format=args.gradescope)
+                           file_timeout=args.file_timeout, select=args.select, jobs=args.jobs, on_done=graded,
+                           strict=not args.lenient, hide=(str(folder.resolve()), str(out.resolve())) + _hidden_state())
+    written = writer.finish(subs)
+    for problem in writer.problems:
+        console.print(Text(problem, style="yellow"), soft_wrap=True)
     passed = sum(1 for s in subs if s.passed)
     console.print(f"{passed} of {len(subs)} submissions passed. Replay one with "
                   f"`grade exercise {exercise.number} --from FILE --seed {seed}`.")
@@ -303,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="replay the random inputs of an earlier run")
     p.add_argument("--interpreter", action="store_true", help="use Triton's interpreter even where a GPU exists")
     p.add_argument("--timeout", type=float, help="seconds one check may run (default: 120 interpreter, 60 GPU)")
+    p.add_argument("--file-timeout", type=float, help="seconds the whole file may take, import and exit included "
+                   "(default: 900)")
+    p.add_argument("--strict", action="store_true", help="refuse the file, as `grade batch` does, when the honesty "
+                   "check finds code a learner file never needs")
     p.add_argument("--traffic", action="store_true",
                    help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape)")
     p.set_defaults(handler=cmd_exercise)
@@ -349,6 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", metavar="EXPR", help="only the checks matching this pytest -k expression")
     p.add_argument("--interpreter", action="store_true", help="use Triton's interpreter even where a GPU exists")
     p.add_argument("--timeout", type=float, help="seconds one check may run")
+    p.add_argument("--file-timeout", type=float, help="seconds one submission may take in all (default: 900)")
+    p.add_argument("--lenient", action="store_true", help="grade files the honesty check refuses (a warning instead)")
     p.set_defaults(handler=cmd_batch)
 
     p = sub.add_parser("doctor", help="GPU, driver, versions, mode, datasheet peak and measured ceiling")
@@ -368,13 +406,33 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USAGE
+    from grader import isolation, sandbox
+
+    sandbox.make_undumpable()  # the learner's process cannot read this process's memory or pipes
+    import threading
+
+    previous = ({sig: signal.signal(sig, _interrupted) for sig in (signal.SIGTERM, signal.SIGHUP)}
+                if threading.current_thread() is threading.main_thread() else {})
     try:
         return args.handler(args, console)
     except UsageError as exc:
         Console(stderr=True, highlight=False).print(Text(f"grade: {exc}", style="red"))
         return EXIT_USAGE
     except KeyboardInterrupt:
+        isolation.stop_all()
         return 130
+    except SystemExit as exc:
+        isolation.stop_all()
+        return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _interrupted(signum, frame):
+    """SIGTERM or SIGHUP (a CI cancel, a closed terminal): unwind, so every process and temporary
+    folder of the run is cleaned up on the way out."""
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,18 @@ class GradeFailure(AssertionError):
     trusted (a CUDA error poisons the context) and the grader restarts it before the next check.
     """
 
-    def __init__(self, message: str, *, kind: str = "wrong"):
+    def __init__(self, message: str, *, kind: str = "wrong", raised: str | None = None):
         super().__init__(message)
         self.kind = kind
+        #: The class name of the exception the learner's code raised, when that is what happened
+        #: ("ValueError"): the judge cannot catch the learner's exceptions, only read their names.
+        self.raised = raised
 
 
-def learner_location(exc: BaseException, learner_file: str | None) -> str:
-    """' (exercises/ex01_vector_add.py:42: `tl.store(out_ptr + offs, x)`)' or ''."""
+def learner_location(exc: BaseException, learner_file: str | None, display: str | None = None) -> str:
+    """' (exercises/ex01_vector_add.py:42: `tl.store(out_ptr + offs, x)`)' or ''.
+
+    ``display`` is how the learner knows the file (the grader runs a private copy of it)."""
     if not learner_file:
         return ""
     target = Path(learner_file).resolve()
@@ -44,7 +49,7 @@ def learner_location(exc: BaseException, learner_file: str | None) -> str:
     if found is None:
         return ""
     line = (found.line or "").strip()
-    shown = _relative(target)
+    shown = display or _relative(target)
     return f" ({shown}:{found.lineno}: `{line}`)" if line else f" ({shown}:{found.lineno})"
 
 
@@ -62,12 +67,18 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def describe_exception(exc: BaseException, learner_file: str | None) -> GradeFailure:
+def describe_exception(exc: BaseException, learner_file: str | None, *, display: str | None = None) -> GradeFailure:
     """Turn an exception raised while running the learner's code into a GradeFailure."""
     if isinstance(exc, GradeFailure):
         return exc
-    where = learner_location(exc, learner_file)
+    where = learner_location(exc, learner_file, display)
     root = _innermost(exc)
+    failure = _describe(exc, root, where)
+    failure.raised = type(root).__name__
+    return failure
+
+
+def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailure:
     if isinstance(root, NotImplementedError):
         detail = _first_line(root) or "the TODOs are still there"
         return GradeFailure(f"not implemented yet: {detail}{where}", kind="not_implemented")

@@ -19,6 +19,7 @@ pointer` kill the process, so guards are far wider than any plausible block.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 
@@ -111,6 +112,9 @@ class GuardedTensor:
     view: torch.Tensor
     covered: torch.Tensor  # bool over buffer: True where the view's elements are
     snapshot: torch.Tensor = field(repr=False)  # integer copy of the buffer's bits at hand-over
+    #: The device the learner saw the tensor on ("cuda" tensors cross to the learner's process in
+    #: host memory and are copied to the GPU there; ``buffer`` is then the host copy).
+    device: str = "cpu"
 
     @property
     def offset(self) -> int:
@@ -139,30 +143,66 @@ class GuardedTensor:
         return int((self.changed() & self.covered).sum())
 
 
-def _guarded_buffer(shape, stride, dtype, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    span = extent(tuple(shape), tuple(stride))
-    buffer = torch.empty(GUARD + span + GUARD, dtype=dtype, device=device)
-    covered = torch.zeros(buffer.numel(), dtype=torch.bool, device=device)
-    if span:
+#: ``allocate(numel, dtype) -> 1-D tensor``: where guarded buffers live (the judge places them in
+#: the memory it shares with the learner's process, `grader.arena`).
+Allocate = Callable[[int, torch.dtype], torch.Tensor]
+
+
+def buffer_numel(shape, stride) -> int:
+    """Elements of the guarded buffer around a view of this shape and strides."""
+    return GUARD + extent(tuple(shape), tuple(stride)) + GUARD
+
+
+def covered_mask(buffer_numel_: int, shape, stride, device) -> torch.Tensor:
+    """Bool over a guarded buffer: True where the view's elements are."""
+    covered = torch.zeros(buffer_numel_, dtype=torch.bool, device=device)
+    if extent(tuple(shape), tuple(stride)):
         covered.as_strided(tuple(shape), tuple(stride), GUARD).fill_(True)
-    view = buffer.as_strided(tuple(shape), tuple(stride), GUARD)
-    return buffer, view, covered
+    return covered
 
 
-def guard_input(name: str, value: torch.Tensor) -> GuardedTensor:
+def view_of(buffer: torch.Tensor, shape, stride) -> torch.Tensor:
+    """The guarded view inside ``buffer`` (which may itself be a view into shared memory)."""
+    return buffer.as_strided(tuple(shape), tuple(stride), buffer.storage_offset() + GUARD)
+
+
+def _guarded_buffer(shape, stride, dtype, device, allocate: Allocate | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    numel = buffer_numel(shape, stride)
+    if allocate is None or torch.device(device).type != "cpu":
+        buffer = torch.empty(numel, dtype=dtype, device=device)
+    else:
+        buffer = allocate(numel, dtype)
+    covered = covered_mask(numel, shape, stride, buffer.device)
+    return buffer, view_of(buffer, shape, stride), covered
+
+
+def guard_input(name: str, value: torch.Tensor, *, allocate: Allocate | None = None) -> GuardedTensor:
     """A copy of ``value`` (same shape and strides) inside a NaN-guarded buffer."""
-    buffer, view, covered = _guarded_buffer(value.shape, value.stride(), value.dtype, value.device)
+    device = value.device if allocate is None else torch.device("cpu")
+    buffer, view, covered = _guarded_buffer(value.shape, value.stride(), value.dtype, device, allocate)
     fill_input_guard(buffer)
     view.copy_(value)
-    return GuardedTensor(name, "input", buffer, view, covered, bits_view(buffer).clone())
+    return GuardedTensor(name, "input", buffer, view, covered, bits_view(buffer).clone(), device=value.device.type)
 
 
-def guard_output(name: str, shape, stride, dtype, device) -> GuardedTensor:
+def guard_output(name: str, shape, stride, dtype, device, *, allocate: Allocate | None = None) -> GuardedTensor:
     """A fresh output: elements poisoned with NaN, guards and gaps holding the sentinel."""
-    buffer, view, covered = _guarded_buffer(shape, stride, dtype, device)
+    buffer, view, covered = _guarded_buffer(shape, stride, dtype, device, allocate)
     fill_sentinel(buffer)
     fill_poison(view)
-    return GuardedTensor(name, "output", buffer, view, covered, bits_view(buffer).clone())
+    return GuardedTensor(name, "output", buffer, view, covered, bits_view(buffer).clone(),
+                         device=torch.device(device).type)
+
+
+def expected_output_bits(buffer: torch.Tensor, shape, stride) -> torch.Tensor:
+    """What an untouched output buffer holds: poison in the view, the sentinel around it. The
+    judge compares a learner-allocated buffer with this, not with a snapshot the learner's
+    process could have taken after writing."""
+    fresh = torch.empty(buffer.numel(), dtype=buffer.dtype)
+    fill_sentinel(fresh)
+    fill_poison(view_of(fresh, shape, stride))
+    return bits_view(fresh).clone()
 
 
 def outside_regions(guarded: GuardedTensor) -> dict[str, torch.Tensor]:

@@ -1,256 +1,228 @@
-"""Run an exercise's checks against a learner file in a child process, and survive anything.
+"""Grade one learner file: a judge process, a sandboxed learner process, one wall clock.
 
-The learner's kernel may raise, hang, corrupt the heap (the interpreter does no bounds checks)
-or poison the CUDA context. The child process is the unit of failure: this module starts it,
-reads its events (`grader.harness.plugin`), kills it when one check runs past its timeout,
-and, after a crash or a timeout, starts a fresh child that skips every check already reported.
-The crashed or hung check is reported with a sentence; the others still run.
+`run_checks` is what ``grade exercise``, ``grade watch`` and ``grade batch`` call. It
+
+1. reads the file's source (as Python decodes it) and runs the static honesty check
+   (`grader.static_check`): in strict mode (class grading) a file with findings is refused with
+   one failed check, otherwise the findings become a notice;
+2. starts the judge (`grader.judge`), which runs the exercise's spec and starts the learner's own
+   process in a sandbox (`grader.sandbox`); the judge never imports the learner's file, and the
+   learner's process cannot reach the judge's memory, its pipes or the events it sends here;
+3. reads the judge's events (`grader.results`) and enforces the whole-file clock: import, every
+   check and exit included, ``file_timeout`` seconds at most. Past it, the judge and everything
+   under it are ended and the unfinished checks say so.
+
+A crash, hang or CUDA error of the learner's process costs the check it happened in (the judge
+restarts that process); a check that runs past its own clock (``check_timeout``) is stopped by the
+judge. Whatever happens, every process started here is gone and the temporary folder removed when
+this returns, also after Ctrl-C, SIGTERM or SIGHUP (the CLI turns those into exceptions).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select as _select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import sandbox, static_check
 from grader.catalogue import ROOT, Exercise
+from grader.results import CheckRecord, Kind, RunResult, apply_event
 
-#: Seconds one check may take. The interpreter runs ~1 ms of Python per program instance.
-CHECK_TIMEOUT = {"interpreter": 120.0, "gpu": 60.0}
-MAX_RESTARTS = 6
-#: Each hung check costs a whole timeout: after this many in a row, the rest are not run.
-MAX_CONSECUTIVE_TIMEOUTS = 2
-EXIT_RESTART = 75  # mirrors grader.harness.plugin.EXIT_RESTART (kept import-free here)
+#: Seconds a whole file may take (import, every check, exit).
+FILE_TIMEOUT = 900.0
+#: The longest event line the judge may send.
+MAX_EVENT_BYTES = 8 << 20
 
-_SIGNALS = {
-    signal.SIGSEGV: "a segmentation fault",
-    signal.SIGABRT: "an abort (the C library found the heap corrupted)",
-    signal.SIGBUS: "a bus error",
-    signal.SIGFPE: "a floating-point exception",
-    signal.SIGILL: "an illegal instruction",
-    signal.SIGKILL: "SIGKILL (out of memory?)",
-}
+_RUNNING: set[subprocess.Popen] = set()  # judges started here and not yet ended (for stop_all)
+_RUNNING_LOCK = threading.Lock()
 
 
-@dataclass
-class CheckResult:
-    nodeid: str
-    name: str
-    passed: bool
-    skipped: bool = False
-    message: str = ""
-    kind: str = "ok"
-    launches: list[int] = field(default_factory=list)
-    performance: dict | None = None
-    extra: dict | None = None
-
-    @property
-    def not_run(self) -> bool:
-        return self.kind == "not_run"
+def stop_all() -> None:
+    """End every judge this process started that is still running (Ctrl-C in ``grade batch``)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _end(proc, grace=0)
 
 
-@dataclass
-class RunResult:
-    exercise: int
-    learner_file: str
-    seed: int
-    mode: str = "unknown"
-    versions: dict = field(default_factory=dict)
-    checks: list[CheckResult] = field(default_factory=list)
-    fatal: str | None = None  # a failure outside any check (the child could not start)
-    wall_seconds: float = 0.0
-
-    @property
-    def performance(self) -> dict | None:
-        for check in self.checks:
-            if check.performance:
-                return check.performance
-        return None
-
-    def extra(self, key: str):
-        """A record a check left under ``key`` (``traffic``, ``byte_model``, ``amdahl``), or None."""
-        return next((c.extra[key] for c in self.checks if c.extra and c.extra.get(key)), None)
-
-    @property
-    def passed(self) -> bool:
-        if self.fatal or not self.checks:
-            return False
-        return all(c.passed or (c.skipped and c.kind != "not_run") for c in self.checks)
-
-
-def _crash_message(returncode: int, stderr_tail: str, check_name: str | None) -> str:
-    if returncode < 0:
-        what = _SIGNALS.get(-returncode, f"signal {-returncode}")
-    else:
-        what = f"exit status {returncode}"
-    during = f" during `{check_name}`" if check_name else ""
-    detail = ""
-    for marker in ("free():", "corrupted", "double free", "malloc():", "Segmentation fault", "Aborted", "munmap_chunk"):
-        for line in stderr_tail.splitlines():
-            if marker in line:
-                detail = f" (the C library said: “{line.strip()}”)"
-                break
-        if detail:
-            break
-    return (
-        f"the grader's process died with {what}{during}{detail}: your kernel most likely read or "
-        "wrote far outside its tensors, past the grader's guard regions (an unmasked load or "
-        "store, or an offset that ignores the row stride). The grader restarted for the next check."
-    )
-
-
-def _timeout_message(seconds: float, check_name: str) -> str:
-    return (
-        f"`{check_name}` did not finish within {seconds:.0f} s: does a loop in your kernel or "
-        "launcher never end (a `while` whose condition never changes, a loop step of 0), or does "
-        "the grid have far more programs than the data needs?"
-    )
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, interpreter: bool = False,
-               check_timeout: float | None = None, select: str | None = None) -> RunResult:
-    """Run ``exercise``'s spec against ``learner_file`` and collect one result per check."""
-    learner_file = str(Path(learner_file).resolve())
-    result = RunResult(exercise=exercise.number, learner_file=learner_file, seed=seed)
-    started_at = time.monotonic()
-    collected: list[str] = []
-    names: dict[str, str] = {}
-    done: dict[str, CheckResult] = {}
-    gave_up = ""
-    consecutive_timeouts = 0
+               check_timeout: float | None = None, select: str | None = None, strict: bool = False,
+               hide: tuple[str, ...] | list[str] = (), file_timeout: float | None = None,
+               display: str | None = None) -> RunResult:
+    """Run ``exercise``'s spec against ``learner_file`` and collect one record per check."""
+    path = Path(learner_file).resolve()
+    display = display or _shown(Path(learner_file))
+    result = RunResult(exercise=exercise.number, learner_file=str(path), seed=seed)
+    started = time.monotonic()
+    clock = file_timeout or FILE_TIMEOUT
 
-    with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-        events_path = Path(tmp) / "events.jsonl"
-        done_path = Path(tmp) / "done.txt"
-        for attempt in range(MAX_RESTARTS + 1):
-            done_path.write_text("\n".join(done))
-            stderr_path = Path(tmp) / f"stderr-{attempt}.txt"
-            cmd = [sys.executable, "-m", "grader.harness.child", str(exercise.spec_file),
-                   "--learner-file", learner_file, "--grade-seed", str(seed),
-                   "--grade-events", str(events_path), "--grade-done", str(done_path)]
-            if interpreter:
-                cmd.append("--interpreter")
-            if select:
-                cmd += ["-k", select]
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-            env.setdefault("PYTHONFAULTHANDLER", "1")
-            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
-            offset = events_path.stat().st_size if events_path.exists() else 0
-            running: str | None = None
-            running_since = 0.0
-            timed_out: str | None = None
+    try:
+        source = static_check.read_source(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        result.fatal = f"{display} cannot be read as Python source: {exc}"
+        return result
+    found = static_check.findings(source, display)
+    if found:
+        if strict:
+            result.checks = [CheckRecord("static_check", "honesty", False, message=static_check.sentence(found, strict=True),
+                                         kind=Kind.REJECTED)]
+            result.wall_seconds = time.monotonic() - started
+            return result
+        result.notices.append(static_check.sentence(found, strict=False))
 
-            def apply(event: dict) -> None:
-                nonlocal running, running_since
-                kind = event.get("event")
-                if kind == "mode":
-                    result.mode = event["mode"]
-                    result.versions = {k: event.get(k) for k in ("triton", "torch", "python")}
-                elif kind == "collected":
-                    for nodeid, name in zip(event["nodeids"], event["names"]):
-                        if nodeid not in names:
-                            collected.append(nodeid)
-                            names[nodeid] = name
-                elif kind == "start":
-                    running, running_since = event["nodeid"], time.monotonic()
-                elif kind == "result":
-                    done[event["nodeid"]] = CheckResult(
-                        nodeid=event["nodeid"], name=event["name"], passed=event["passed"],
-                        skipped=event.get("skipped", False), message=event.get("message", ""),
-                        kind=event.get("kind", "ok"), launches=event.get("launches") or [],
-                        performance=event.get("performance"), extra=event.get("extra"))
-                    if running == event["nodeid"]:
-                        running = None
-
-            with open(stderr_path, "wb") as stderr, open(Path(tmp) / f"stdout-{attempt}.txt", "wb") as stdout:
-                proc = subprocess.Popen(cmd, cwd=os.getcwd(), env=env, stdout=stdout, stderr=stderr,
-                                        start_new_session=True)
+    collected: dict[str, str] = {}
+    done: dict[str, CheckRecord] = {}
+    running: list[str] = []
+    tmp_root = Path(tempfile.mkdtemp(prefix="grade-"))
+    os.chmod(tmp_root, 0o711)  # the sandbox user passes through to its own scratch folder, lists nothing
+    read_fd, write_fd = os.pipe()
+    command = [sys.executable, "-s", "-m", "grader.judge", str(exercise.spec_file),
+               "--learner-file", str(path), "--display", display, "--grade-seed", str(seed),
+               "--grade-events-fd", str(write_fd), "--tmp-root", str(tmp_root)]
+    if interpreter:
+        command.append("--interpreter")
+    if check_timeout:
+        command += ["--check-timeout", str(check_timeout)]
+    for folder in hide:
+        command += ["--hide", str(folder)]
+    if select:
+        command += ["-k", select]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.setdefault("PYTHONFAULTHANDLER", "1")
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
+    judge_log = tmp_root / "judge.txt"
+    proc = None
+    timed_out = False
+    try:
+        with open(judge_log, "wb") as log:
+            proc = subprocess.Popen(command, cwd=os.getcwd(), env=env, stdout=log, stderr=log,
+                                    stdin=subprocess.DEVNULL, pass_fds=(write_fd,), start_new_session=True,
+                                    preexec_fn=_judge_preexec)
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
+        os.close(write_fd)
+        write_fd = -1
+        pending = b""
+        while True:
+            left = clock - (time.monotonic() - started)
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = _select.select([read_fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_EVENT_BYTES:
+                pending = b""
+            for line in lines:
                 try:
-                    while proc.poll() is None:
-                        offset, events = _read_events(events_path, offset)
-                        for event in events:
-                            apply(event)
-                        limit = check_timeout or CHECK_TIMEOUT.get(result.mode, CHECK_TIMEOUT["interpreter"])
-                        if running and time.monotonic() - running_since > limit:
-                            timed_out = running
-                            _kill(proc)
-                            done[running] = CheckResult(running, names.get(running, running), False,
-                                                        message=_timeout_message(limit, names.get(running, running)),
-                                                        kind="timeout")
-                            running = None
-                            break
-                        time.sleep(0.05)
-                except BaseException:  # Ctrl-C (grade watch, grade batch): never leave the child running
-                    _kill(proc)
-                    raise
-            offset, events = _read_events(events_path, offset)  # anything written just before exit
-            for event in events:
-                apply(event)
-            returncode = proc.returncode
-            stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
-            if timed_out:
-                consecutive_timeouts += 1
-                if consecutive_timeouts >= MAX_CONSECUTIVE_TIMEOUTS:
-                    gave_up = f"not run: {consecutive_timeouts} checks in a row did not finish, so the grader stopped"
-                    break
-                continue
-            consecutive_timeouts = 0
-            if running is not None and running not in done:
-                done[running] = CheckResult(running, names.get(running, running), False,
-                                            message=_crash_message(returncode, stderr_tail, names.get(running)),
-                                            kind="crash")
-                continue
-            if returncode == EXIT_RESTART:
-                continue
-            if returncode not in (0, 1, 2, 5) and not collected:
-                result.fatal = (f"the checks could not start (exit status {returncode}):\n"
-                                + stderr_tail.strip()[-1500:])
-            if returncode in (2, 3, 4) and not done:
-                result.fatal = "the checks could not start:\n" + (stderr_tail.strip() or
-                    (Path(tmp) / f"stdout-{attempt}.txt").read_text(errors="replace")).strip()[-1500:]
-            break
-        else:
-            gave_up = f"not run: the grader stopped after restarting {MAX_RESTARTS} times (crashes or hangs)"
+                    data = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(data, dict):
+                    try:
+                        apply_event(result, data, collected, done, running)
+                    except (KeyError, TypeError, ValueError):
+                        continue
+    finally:
+        if write_fd >= 0:
+            os.close(write_fd)
+        os.close(read_fd)
+        if proc is not None:
+            _end(proc)
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
+        judge_tail = _tail(judge_log)
+        shutil.rmtree(tmp_root, ignore_errors=True)
 
-    for nodeid in collected:
+    returncode = proc.returncode if proc is not None else None
+    if timed_out:
+        message = (f"not run: the whole file ran past its {clock:.0f} s clock (import, every check and exit "
+                   "together), so the grader stopped it")
+        if running and running[0] not in done:
+            done[running[0]] = CheckRecord(running[0], collected.get(running[0], running[0]), False,
+                                           message=f"the whole file ran past its {clock:.0f} s clock during this "
+                                                   "check: does a loop in your kernel or launcher never end?",
+                                           kind=Kind.TIMEOUT)
+        result.stopped = result.stopped or message
+        if not collected and not done:
+            result.fatal = (f"your file did not finish importing within the whole-file clock of {clock:.0f} s: does it "
+                            "run a loop at import time (outside any function)?")
+    elif running and running[0] not in done:
+        done[running[0]] = CheckRecord(running[0], collected.get(running[0], running[0]), False,
+                                       message=f"the grader stopped during this check (exit status {returncode}): "
+                                               + judge_tail.strip()[-800:], kind=Kind.CRASH)
+    if not timed_out and not collected and not done and result.fatal is None:
+        result.fatal = ("the checks could not start" + (f" (exit status {returncode})" if returncode else "") + ":\n"
+                        + judge_tail.strip()[-1500:])
+
+    for nodeid, name in collected.items():
         if nodeid in done:
             result.checks.append(done[nodeid])
         else:
-            result.checks.append(CheckResult(nodeid, names[nodeid], False, skipped=True,
-                                             message=gave_up or "not run", kind="not_run"))
+            result.checks.append(CheckRecord(nodeid, name, False, skipped=True, message=result.stopped or "not run",
+                                             kind=Kind.NOT_RUN))
     for nodeid, check in done.items():  # an import failure reports before collection
-        if nodeid not in names:
+        if nodeid not in collected:
             result.checks.append(check)
-    result.wall_seconds = time.monotonic() - started_at
+    result.wall_seconds = time.monotonic() - started
     return result
 
 
-def _read_events(path: Path, offset: int) -> tuple[int, list[dict]]:
-    if not path.exists():
-        return offset, []
-    with open(path, "rb") as f:
-        f.seek(offset)
-        data = f.read()
-    end = data.rfind(b"\n") + 1  # only whole lines; a partial one is read next time
-    events = []
-    for line in data[:end].splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return offset + end, events
+def _judge_preexec() -> None:
+    """In the judge's process, before it starts: it dies (SIGTERM, so it can end what it started)
+    when this process dies, however that happens."""
+    import ctypes
+
+    sandbox._libc.prctl(ctypes.c_int(sandbox.PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGTERM),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _end(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """The judge and its process group, gone: a moment to finish, then SIGTERM, then SIGKILL."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+        if proc.poll() is None and grace:
+            proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 10)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path, size: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - size))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""

@@ -26,6 +26,12 @@ def select(*, force_interpreter: bool = False) -> str:
     return "interpreter"
 
 
+def prepare_interpreter() -> dict[str, bool]:
+    """Every fix of Triton's interpreter the grader applies, before learner code is imported:
+    ``{fix name: applied}`` (a fix whose target source looks different is not applied)."""
+    return {"loop_bounds": fix_interpreter_loop_bounds()}
+
+
 def fix_interpreter_loop_bounds() -> bool:
     """Let Triton 3.6's interpreter use loop bounds computed in the kernel. Returns True if patched.
 

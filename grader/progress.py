@@ -94,12 +94,18 @@ def load() -> State:
         if not isinstance(data, dict):
             raise ValueError(f"expected a JSON object, found {type(data).__name__}")
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-        try:
-            os.replace(path, aside)
-            kept = f"it was moved to {aside}"
-        except OSError:
-            kept = "it was left where it is"
+        stamp = time.strftime('%Y%m%d-%H%M%S')
+        kept = "it was left where it is"
+        for k in range(1, 1000):  # a unique name: two corrupt files in one second keep both
+            aside = path.with_name(f"{path.name}.corrupt-{stamp}{'' if k == 1 else f'-{k}'}")
+            if aside.exists():
+                continue
+            try:
+                os.replace(path, aside)
+                kept = f"it was moved to {aside}"
+            except OSError:
+                pass
+            break
         _warn(f"{path} could not be read ({exc}); {kept} and progress starts empty")
         return State({})
     return State(data)
@@ -191,12 +197,12 @@ def record_run(number: int, run) -> None:
         elif entry.get("state") != "passed":  # a pass is never taken back by a later failure
             entry["state"] = "failing"
         perf = run.performance
-        fraction = perf.get("fraction") if perf else None
+        fraction = perf.fraction if perf else None
         if isinstance(fraction, (int, float)) and 0 < fraction <= PLAUSIBLE_FRACTION:
             if fraction > float(entry.get("best_fraction") or 0.0):
                 entry["best_fraction"] = fraction
-                entry["best_gbps"] = perf.get("achieved_gbps")
-                entry["best_gpu"] = perf.get("gpu")
+                entry["best_gbps"] = perf.achieved_gbps
+                entry["best_gpu"] = perf.gpu
 
     update(change)
 

@@ -1,53 +1,43 @@
 """Rendering a run: the terminal verdict (rich) and the JSON contract.
 
-JSON (fields may be added, never renamed)::
+JSON (`grader.results.RunResult.to_json`; fields may be added, never renamed)::
 
     {"exercise": N, "passed": bool, "mode": "gpu" | "interpreter",
      "checks": [{"name", "passed", "message", "skipped", "kind"}],
      "performance": {"achieved_gbps", "ceiling_gbps", "spec_gbps", "fraction", "floor", ...} | null,
-     "seed": S, "launches_per_call": K | null, "versions": {...}, "learner_file": "..."}
+     "seed": S, "launches_per_call": K | null, "versions": {...}, "learner_file": "...",
+     "notices": [...], "sandbox": "...", "traffic": {...} | null, "byte_model": {...} | null, ...}
+
+The terminal report is built to be read at 80 columns: one line per group of checks, each
+distinct diagnosis shown once with the cases it came from (the same sentence in twelve cases is
+one sentence and "the same in 11 more cases"), and every learner-facing string printed as text,
+never as rich markup (a ``[grid]`` in a message stays a ``[grid]``).
 """
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+import re
+from collections import OrderedDict
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from grader.catalogue import Exercise
-from grader.isolation import CheckResult, RunResult
+from grader.results import CheckRecord, Kind, RunResult
 
 NOT_MEASURED = "performance: not measured (no GPU)"
-
-
-def launches_per_call(run: RunResult) -> int | None:
-    counts = Counter(n for check in run.checks for n in check.launches)
-    return counts.most_common(1)[0][0] if counts else None
+#: Distinct diagnoses shown in full; the rest are counted.
+SHOWN_DIAGNOSES = 3
 
 
 def to_json(run: RunResult) -> dict:
-    return {
-        "exercise": run.exercise,
-        "passed": run.passed,
-        "mode": run.mode,
-        "checks": [
-            {"name": c.name, "passed": c.passed, "message": c.message, "skipped": c.skipped, "kind": c.kind}
-            for c in run.checks
-        ] + ([{"name": "start", "passed": False, "message": run.fatal, "skipped": False, "kind": "fatal"}]
-             if run.fatal else []),
-        "performance": run.performance,
-        "seed": run.seed,
-        "launches_per_call": launches_per_call(run),
-        "versions": run.versions,
-        "learner_file": run.learner_file,
-        "amdahl": amdahl_summary(run),
-        "byte_model": run.extra("byte_model"),
-        "traffic": run.extra("traffic"),
-    }
+    return run.to_json()
+
+
+def launches_per_call(run: RunResult) -> int | None:
+    return run.launches_per_call()
 
 
 def _group(name: str) -> str:
@@ -58,81 +48,100 @@ def _case(name: str) -> str:
     return name[len(_group(name)):].strip("[]")
 
 
+def diagnosis_key(message: str) -> str:
+    """What makes two failure messages "the same diagnosis": their leading clause, numbers aside."""
+    head = re.split(r": |\. ", message, maxsplit=1)[0]
+    return re.sub(r"-?\d[\d.,e+-]*", "#", head)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def render(run: RunResult, exercise: Exercise, console: Console | None = None) -> None:
     console = console or Console()
-    title = f"Exercise {exercise.number} · {exercise.title}"
-    console.print(Text(title, style="bold"))
+    console.print(Text(f"Exercise {exercise.number} · {exercise.title}", style="bold"))
     mode = "GPU" if run.mode == "gpu" else "Triton interpreter (no GPU)" if run.mode == "interpreter" else run.mode
     versions = ", ".join(f"{k} {v}" for k, v in run.versions.items() if v)
-    console.print(Text(f"{run.learner_file} · {mode} · {versions} · seed {run.seed}", style="dim"))
+    console.print(Text(f"{run.learner_file}", style="dim"), soft_wrap=True)
+    console.print(Text(f"{mode} · {versions} · seed {run.seed}", style="dim"))
+    for notice in run.notices:
+        console.print(Text("! " + notice, style="yellow"))
     console.print()
 
     if run.fatal:
-        console.print(Panel(escape(run.fatal), title="the checks could not run", border_style="red"))
-        return
-
-    not_impl = next((c for c in run.checks if c.kind == "not_implemented" or c.kind == "import"), None)
-    if not_impl is not None:
-        label = "not implemented yet" if not_impl.kind == "not_implemented" else "your file did not import"
-        console.print(Text.assemble(("✗ ", "bold red"), (label, "bold red")))
-        console.print(Text("  " + not_impl.message.removeprefix("not implemented yet: ")))
-        remaining = sum(1 for c in run.checks if c.not_run)
-        console.print(Text(f"  {remaining} other checks were not run.", style="dim"))
+        console.print(Panel(Text(run.fatal), title="the checks could not run", border_style="red"))
         _verdict(run, exercise, console)
         return
 
-    groups: "OrderedDict[str, list[CheckResult]]" = OrderedDict()
+    stopper = next((c for c in run.checks if c.kind in (Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.REJECTED)), None)
+    if stopper is not None:
+        label = {Kind.NOT_IMPLEMENTED: "not implemented yet", Kind.IMPORT: "your file did not import",
+                 Kind.REJECTED: "refused by the class grader's honesty check"}[stopper.kind]
+        console.print(Text.assemble(("✗ ", "bold red"), (label, "bold red")))
+        console.print(Text("  " + stopper.message.removeprefix("not implemented yet: ")))
+        remaining = sum(1 for c in run.checks if c.not_run)
+        if remaining:
+            console.print(Text(f"  {plural(remaining, 'other check')} {'was' if remaining == 1 else 'were'} not run.",
+                               style="dim"))
+        _verdict(run, exercise, console)
+        return
+
+    groups: "OrderedDict[str, list[CheckRecord]]" = OrderedDict()
     for check in run.checks:
         groups.setdefault(_group(check.name), []).append(check)
+    diagnoses: "OrderedDict[str, list[CheckRecord]]" = OrderedDict()
     table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(width=2)
-    table.add_column(style="bold")
+    table.add_column(width=1)
+    table.add_column(style="bold", no_wrap=True)
     table.add_column()
     for group, members in groups.items():
-        not_run = [c for c in members if c.kind == "not_run"]
-        skipped = [c for c in members if c.skipped and c.kind != "not_run"]
-        failed = [c for c in members if not c.passed and not c.skipped and c.kind != "not_run"]
+        not_run = [c for c in members if c.not_run]
+        skipped = [c for c in members if c.skipped and not c.not_run]
+        failed = [c for c in members if c.failed]
         if failed:
             passed = len(members) - len(failed) - len(not_run) - len(skipped)
-            summary = f"{passed} of {len(members)} cases passed" + (f", {len(not_run)} not run" if not_run else "")
-            table.add_row(Text("✗", style="bold red"), group, Text(summary, style="red"))
-            for check in failed[:4]:
-                case = _case(check.name)
-                prefix = f"[{case}] " if case else ""
-                table.add_row("", "", Text(prefix + (check.message or check.kind), style="red"))
-            if len(failed) > 4:
-                table.add_row("", "", Text(f"… and {len(failed) - 4} more failing cases (see --json)", style="dim"))
+            summary = f"{passed} of {plural(len(members), 'case')} passed" + (f", {len(not_run)} not run" if not_run else "")
+            table.add_row(Text("✗", style="bold red"), Text(group), Text(summary, style="red"))
+            for check in failed:
+                diagnoses.setdefault(diagnosis_key(check.message or str(check.kind)), []).append(check)
         elif not_run and len(not_run) + len(skipped) == len(members):
-            table.add_row(Text("·", style="dim"), group, Text(not_run[0].message, style="dim"))
+            table.add_row(Text("·", style="dim"), Text(group), Text(not_run[0].message, style="dim"))
         elif skipped and len(skipped) == len(members):
-            table.add_row(Text("–", style="yellow"), group, Text(skipped[0].message, style="yellow"))
+            table.add_row(Text("–", style="yellow"), Text(group), Text(skipped[0].message, style="yellow"))
         else:
             extra = members[0].extra or {}
-            detail = (f"{len(members)} cases" if len(members) > 1 else
+            detail = (plural(len(members), "case") if len(members) > 1 else
                       (extra.get("traffic") or {}).get("sentence") or members[0].message or "passed")
-            table.add_row(Text("✓", style="bold green"), group, Text(detail, style="green"))
+            table.add_row(Text("✓", style="bold green"), Text(group), Text(detail, style="green"))
     console.print(table)
+    for i, (key, checks) in enumerate(diagnoses.items()):
+        if i == SHOWN_DIAGNOSES:
+            rest = sum(len(c) for c in list(diagnoses.values())[i:])
+            console.print(Text(f"… and {plural(len(diagnoses) - i, 'other diagnosis', 'other diagnoses')} in "
+                               f"{plural(rest, 'case')} (see --json)", style="dim"))
+            break
+        first = checks[0]
+        console.print()
+        console.print(Text(f"{first.name}: ", style="bold red") + Text(first.message or str(first.kind), style="red"))
+        if len(checks) > 1:
+            names = ", ".join(c.name for c in checks[1:4]) + (", …" if len(checks) > 4 else "")
+            console.print(Text(f"  the same in {plural(len(checks) - 1, 'more case')} ({names}; see --json)",
+                               style="dim"))
     per_call = launches_per_call(run)
     if per_call is not None:
         console.print(Text(f"kernel launches per call: {per_call}", style="dim"))
-    _recorded_amdahl(run, console)
+    _panel(run, console)
     _performance(run, console)
     _verdict(run, exercise, console)
 
 
-def amdahl_summary(run: RunResult) -> dict | None:
-    """Exercise 6's reasoning: measured here (performance["amdahl"]) or on the recorded profile (a check's extra)."""
-    if run.performance and run.performance.get("amdahl"):
-        return run.performance["amdahl"]
-    return run.extra("amdahl")
-
-
-def _recorded_amdahl(run: RunResult, console: Console) -> None:
-    """Without a GPU the performance panel is empty; exercise 6 still shows its reasoning on recorded data."""
-    summary = amdahl_summary(run)
-    if run.performance is not None or not summary or not summary.get("lines"):
+def _panel(run: RunResult, console: Console) -> None:
+    """A check's own panel (its ``extra["panel"]``: title and lines), shown when no performance was measured."""
+    panel = run.extra("panel")
+    if run.performance is not None or not panel or not panel.get("lines"):
         return
-    console.print(Panel(escape("\n".join(summary["lines"])), title=summary.get("title", "Amdahl's Law"),
+    console.print(Panel(Text("\n".join(str(line) for line in panel["lines"])), title=panel.get("title"),
                         border_style="blue"))
 
 
@@ -144,19 +153,18 @@ def _performance(run: RunResult, console: Console) -> None:
                                "run on an NVIDIA GPU for a performance verdict", style="yellow"))
         return
     lines: list[str] = []
-    if perf.get("achieved_gbps") is not None:
-        spec = f" · datasheet peak {perf['spec_gbps']:.0f} GB/s" if perf.get("spec_gbps") else ""
+    if perf.achieved_gbps is not None and perf.ms is not None:
+        spec = f" · datasheet {perf.spec_gbps:.0f} GB/s" if perf.spec_gbps else ""
         lines += [
-            f"{perf['achieved_gbps']:.0f} GB/s on {perf.get('input', 'the benchmark input')} "
-            f"({perf['ms'] * 1000:.1f} µs, median of many runs, L2 flushed)",
-            f"ceiling {perf['ceiling_gbps']:.0f} GB/s measured on this {perf.get('gpu', 'GPU')} "
-            f"(copy {perf.get('copy_gbps', 0):.0f}, add {perf.get('add_gbps', 0):.0f}){spec}",
+            f"{perf.achieved_gbps:.0f} GB/s on {perf.input or 'the benchmark input'} "
+            f"({perf.ms * 1000:.1f} µs per call, the grader's clock, fresh inputs)",
+            f"ceiling {perf.ceiling_gbps:.0f} GB/s measured on this {perf.gpu or 'GPU'} "
+            f"(copy {perf.copy_gbps or 0:.0f}, add {perf.add_gbps or 0:.0f}){spec}",
         ]
-    lines += [str(line) for line in perf.get("lines", [])]  # exercise-specific lines (bytes, TFLOP/s, Amdahl)
-    if perf.get("verdict"):
-        lines.append(("passed: " if perf.get("passed") else "failed: ") + perf["verdict"])
-    style = "green" if perf.get("passed") else "red"
-    console.print(Panel(escape("\n".join(lines)), title="performance", border_style=style))
+    lines += [str(line) for line in perf.lines]
+    if perf.verdict:
+        lines.append(("passed: " if perf.passed else "failed: ") + perf.verdict)
+    console.print(Panel(Text("\n".join(lines)), title="performance", border_style="green" if perf.passed else "red"))
 
 
 def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:
@@ -164,15 +172,21 @@ def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:
     if run.passed:
         extra = "" if run.performance else " — performance not measured (no GPU)"
         console.print(Text(f"PASSED: exercise {exercise.number}{extra}", style="bold green"))
-    elif any(c.kind == "not_implemented" for c in run.checks):
+        return
+    if any(c.kind == Kind.NOT_IMPLEMENTED for c in run.checks):
         console.print(Text(f"FAILED: exercise {exercise.number} is not implemented yet: fill in the TODOs in "
                            f"{exercise.learner_file}", style="bold red"))
         return
-    else:
-        failed = sum(1 for c in run.checks if not c.passed and c.kind != "not_run" and not c.skipped)
-        not_run = sum(1 for c in run.checks if c.kind == "not_run")
-        extra = f", {not_run} not run" if not_run else ""
-        console.print(Text(f"FAILED: exercise {exercise.number} ({failed} checks failed{extra})", style="bold red"))
-        console.print(Text(f"Replay these exact inputs with: grade exercise {exercise.number} --seed {run.seed}"
-                           + (f" --from {run.learner_file}" if not run.learner_file.endswith(exercise.learner_file) else ""),
-                           style="dim"))
+    if run.fatal:
+        console.print(Text(f"FAILED: exercise {exercise.number} could not be graded", style="bold red"))
+        return
+    failed = sum(1 for c in run.checks if c.failed)
+    not_run = sum(1 for c in run.checks if c.not_run)
+    extra = f", {not_run} not run" if not_run else ""
+    console.print(Text(f"FAILED: exercise {exercise.number} ({plural(failed, 'check')} failed{extra})", style="bold red"))
+    if any(c.kind == Kind.REJECTED for c in run.checks):
+        return
+    replay = f"grade exercise {exercise.number} --seed {run.seed}"
+    if not run.learner_file.endswith(exercise.learner_file):
+        replay += f" --from {run.learner_file}"
+    console.print(Text("Replay these exact inputs with: ", style="dim") + Text(replay, style="dim"), soft_wrap=True)

@@ -72,7 +72,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["OUTSIDE", "Traffic", "count_traffic", "describe", "format_bytes", "traffic_available"]
+__all__ = ["OUTSIDE", "Traffic", "TrafficSummary", "count_traffic", "describe", "format_bytes", "traffic_available"]
 
 OUTSIDE = "(outside any tensor)"
 """Bucket for bytes at addresses that no watched tensor covers (e.g. out-of-bounds reads)."""
@@ -195,6 +195,10 @@ class Traffic:
         self._check(name)
         return self._stored[name]
 
+    def names(self) -> List[str]:
+        """The watched tensors' names, in watch order."""
+        return list(self._watched)
+
     def size_bytes(self, name: str) -> int:
         """Bytes of the watched tensor's elements: what one full pass over it moves."""
         self._check(name)
@@ -290,6 +294,69 @@ class Traffic:
             if nbytes:
                 entry = kernel.setdefault(name, {"loaded": 0, "stored": 0})
                 entry[direction] += nbytes
+
+
+class TrafficSummary:
+    """A counter's figures as data (`Traffic.as_dict`), with the same queries: what the judge
+    reads back from the learner's process, where the counting happened."""
+
+    def __init__(self, data: Dict[str, Any]):
+        self.available = bool(data.get("available"))
+        self.reason = str(data.get("reason") or "")
+        self.launches = [dict(launch) for launch in data.get("launches") or [] if isinstance(launch, dict)]
+        tensors = data.get("tensors") or {}
+        self._tensors = {str(name): {"loaded": int(t.get("loaded") or 0), "stored": int(t.get("stored") or 0),
+                                     "size": None if t.get("size") is None else int(t["size"])}
+                         for name, t in tensors.items() if isinstance(t, dict)}
+        self._tensors.setdefault(OUTSIDE, {"loaded": 0, "stored": 0, "size": None})
+        self._data = data
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "TrafficSummary":
+        return cls(data if isinstance(data, dict) else {})
+
+    def names(self) -> List[str]:
+        return [name for name in self._tensors if name != OUTSIDE]
+
+    def _entry(self, name: str) -> Dict[str, Any]:
+        if name not in self._tensors:
+            raise KeyError(f"{name!r} is not watched (watched: {', '.join(map(repr, self.names())) or 'nothing'})")
+        return self._tensors[name]
+
+    def loaded_bytes(self, name: str) -> int:
+        return self._entry(name)["loaded"]
+
+    def stored_bytes(self, name: str) -> int:
+        return self._entry(name)["stored"]
+
+    def size_bytes(self, name: str) -> int:
+        size = self._entry(name)["size"]
+        if size is None:
+            raise ValueError(f"{name!r} has no size")
+        return size
+
+    def passes(self, name: str) -> float:
+        size = self.size_bytes(name)
+        return self.loaded_bytes(name) / size if size else 0.0
+
+    def write_passes(self, name: str) -> float:
+        size = self.size_bytes(name)
+        return self.stored_bytes(name) / size if size else 0.0
+
+    @property
+    def total_loaded(self) -> int:
+        return sum(t["loaded"] for t in self._tensors.values())
+
+    @property
+    def total_stored(self) -> int:
+        return sum(t["stored"] for t in self._tensors.values())
+
+    def as_dict(self) -> Dict[str, Any]:
+        tensors = {name: dict(t) for name, t in self._tensors.items()
+                   if name != OUTSIDE or t["loaded"] or t["stored"]}
+        return {**{k: v for k, v in self._data.items() if k not in ("tensors", "loaded", "stored")},
+                "available": self.available, "reason": self.reason, "launches": self.launches,
+                "tensors": tensors, "loaded": self.total_loaded, "stored": self.total_stored}
 
 
 # --------------------------------------------------------------------------- the hooks
@@ -543,7 +610,7 @@ def describe(counter: Traffic, minimum_bytes: int, allowed_reads: Dict[str, floa
     if not counter.launches:
         return "no kernel launch was counted"
     parts = []
-    for name in counter._watched:
+    for name in counter.names():
         size = counter.size_bytes(name)
         if counter.loaded_bytes(name):
             parts.append(_phrase("read", "read", name, counter.loaded_bytes(name), size,

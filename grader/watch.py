@@ -20,9 +20,10 @@ are not the learner's and are neither recorded nor intercepted.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -79,6 +80,18 @@ class Launch:
     grid: tuple[int, ...] | None
     #: Values of the launch's arguments by name (tensors as-is), for specs that inspect them.
     arguments: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: ``{"n_regs", "shared_bytes", "num_warps"}`` of the compiled kernel (GPU only; None in the interpreter).
+    compiled: dict | None = None
+
+    @property
+    def programs(self) -> int | None:
+        """Programs launched: the product of the grid's dimensions."""
+        if self.grid is None:
+            return None
+        total = 1
+        for g in self.grid:
+            total *= g
+        return total
 
 
 @dataclass
@@ -165,6 +178,46 @@ def _bound_arguments(obj, args, kwargs) -> dict[str, Any]:
         return {}
 
 
+def _evaluate_grid(obj, grid, args, kwargs) -> tuple[int, ...]:
+    """``grid(meta)`` with the kernel's bound arguments, defaults and launch options, as Triton calls it."""
+    fn = obj
+    while hasattr(fn, "fn") and not inspect.isfunction(fn):
+        fn = fn.fn
+    meta = dict(kwargs)
+    try:
+        signature = inspect.signature(fn)
+        named = {k: v for k, v in kwargs.items() if k in signature.parameters}
+        bound = signature.bind_partial(*args, **named)
+        bound.apply_defaults()
+        meta.update(bound.arguments)
+    except (TypeError, ValueError):
+        pass
+    resolved = grid(meta)
+    if isinstance(resolved, int):
+        return (resolved,)
+    return tuple(resolved)
+
+
+def compiled_resources(compiled: Any) -> dict | None:
+    """``{"n_regs", "shared_bytes", "num_warps"}`` of what a GPU launch returned (a CompiledKernel,
+    Triton 3.6 to 3.9), or None (the interpreter compiles nothing).
+
+    ``n_regs`` is filled in when the binary is loaded (``_init_handles``), which a launch has done.
+    """
+    if compiled is None or not hasattr(compiled, "metadata"):
+        return None
+    try:
+        init = getattr(compiled, "_init_handles", None)
+        if callable(init):
+            init()
+        metadata = compiled.metadata
+        shared = metadata["shared"] if isinstance(metadata, dict) else metadata.shared
+        warps = metadata["num_warps"] if isinstance(metadata, dict) else metadata.num_warps
+        return {"n_regs": int(compiled.n_regs), "shared_bytes": int(shared), "num_warps": int(warps)}
+    except Exception:  # a Triton that spells these differently: the caller says it could not check
+        return None
+
+
 def _bind(fn, args, kwargs) -> dict[str, Any]:
     """The kernel's own parameters by name; launch options (num_warps, num_stages) are left out."""
     sig = inspect.signature(fn)
@@ -197,11 +250,14 @@ class _Recorder(TorchDispatchMode):
 class Watch:
     """Context manager: ``with Watch(device) as w: fn(...)``; then read ``w.result``."""
 
-    def __init__(self, *, intercept_allocations: bool = True, on_allocate=None):
+    def __init__(self, *, intercept_allocations: bool = True, on_allocate=None, make_output=None):
         self.intercept_allocations = intercept_allocations
         #: Called as on_allocate(name, tensor) for each intercepted allocation (the traffic counter
         #: registers outputs this way, before the kernel that writes them runs).
         self.on_allocate = on_allocate
+        #: ``make_output(name, shape, stride, dtype, device) -> GuardedTensor``: where intercepted
+        #: allocations live (the learner's process puts them in memory the judge can read).
+        self.make_output = make_output or guards.guard_output
         self.result = WatchResult()
         self._originals: list[tuple[type, Any]] = []
         self._mode: _Recorder | None = None
@@ -212,7 +268,7 @@ class Watch:
             return fresh
         self._counter += 1
         name = "out" if self._counter == 1 else f"allocation #{self._counter}"
-        guarded = guards.guard_output(name, fresh.shape, fresh.stride(), fresh.dtype, fresh.device)
+        guarded = self.make_output(name, fresh.shape, fresh.stride(), fresh.dtype, fresh.device)
         self.result.outputs.append(guarded)
         if self.on_allocate is not None:
             self.on_allocate(name, guarded.view)
@@ -221,22 +277,33 @@ class Watch:
     def _wrap(self, owner: type) -> None:
         original = owner.__dict__["run"]
         watch = self
+        owner_is_jit = owner.__name__ in ("JITFunction", "InterpretedFunction")
 
         def run(obj, *args, grid, warmup, **kwargs):
+            if callable(grid) and not warmup and owner_is_jit:
+                # Evaluate the grid here, where the learner's torch ops are watched: Triton calls a
+                # grid function during the launch, where its own ops are (rightly) not recorded, so
+                # work hidden in a grid lambda would otherwise go unseen.
+                depth, _State.depth = _State.depth, 0
+                try:
+                    grid = _evaluate_grid(obj, grid, args, kwargs)
+                finally:
+                    _State.depth = depth
             if warmup or _State.depth > 0:
                 _State.depth += 1
                 try:
                     return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
                 finally:
                     _State.depth -= 1
-            watch.result.launches.append(
-                Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
-            )
+            launch = Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
+            watch.result.launches.append(launch)
             _State.depth += 1
             try:
-                return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+                value = original(obj, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
                 _State.depth -= 1
+            launch.compiled = compiled_resources(value)
+            return value
 
         self._originals.append((owner, original))
         setattr(owner, "run", run)
@@ -268,3 +335,52 @@ def count_launches(fn, *args, **kwargs) -> tuple[Any, list[Launch]]:
     with Watch(intercept_allocations=False) as watch:
         value = fn(*args, **kwargs)
     return value, watch.result.launches
+
+
+@contextlib.contextmanager
+def redirect_allocations(slot: torch.Tensor) -> Iterator[None]:
+    """While the judge times calls (`grader.timing`): the first ``torch.empty_like`` /
+    ``torch.empty`` / ``new_empty`` of ``slot``'s shape and dtype on its device returns ``slot``,
+    memory the judge owns and checks. Python-level wrappers, not a dispatch mode: they cost about a
+    microsecond, where a dispatch mode would add tens to every call being timed."""
+    taken = [False]
+
+    def wants(shape, dtype, device) -> bool:
+        if taken[0]:
+            return False
+        try:
+            same = (tuple(int(s) for s in shape) == tuple(slot.shape) and (dtype is None or dtype == slot.dtype)
+                    and (device is None or torch.device(device).type == slot.device.type))
+        except (TypeError, ValueError):
+            return False
+        if same:
+            taken[0] = True
+        return same
+
+    originals = {"empty_like": torch.empty_like, "empty": torch.empty}
+    original_new_empty = torch.Tensor.new_empty
+
+    def empty_like(t, *args, **kwargs):
+        if not args and kwargs.get("memory_format") in (None, torch.preserve_format, torch.contiguous_format) \
+                and t.is_contiguous() and wants(t.shape, kwargs.get("dtype", t.dtype), kwargs.get("device", t.device)):
+            return slot
+        return originals["empty_like"](t, *args, **kwargs)
+
+    def empty(*size, **kwargs):
+        shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+        if kwargs.get("memory_format") in (None, torch.contiguous_format) and "out" not in kwargs \
+                and wants(shape, kwargs.get("dtype") or torch.get_default_dtype(), kwargs.get("device")):
+            return slot
+        return originals["empty"](*size, **kwargs)
+
+    def new_empty(self, size, *args, **kwargs):
+        if not args and wants(size, kwargs.get("dtype", self.dtype), kwargs.get("device", self.device)):
+            return slot
+        return original_new_empty(self, size, *args, **kwargs)
+
+    torch.empty_like, torch.empty, torch.Tensor.new_empty = empty_like, empty, new_empty
+    try:
+        yield
+    finally:
+        torch.empty_like, torch.empty = originals["empty_like"], originals["empty"]
+        torch.Tensor.new_empty = original_new_empty

@@ -161,6 +161,13 @@ def file_changes(folder: Path, *, stop_event: Any = None) -> Iterable[set[tuple[
                             recursive=False, raise_interrupt=True, stop_event=stop_event)
 
 
+def _state_folder() -> tuple[str, ...]:
+    from grader import progress
+
+    folder = progress.state_dir()
+    return (str(folder),) if folder.is_dir() else ()
+
+
 def isolated_grader(*, interpreter: bool, timeout: float | None) -> Callable[[catalogue.Exercise, Path], Any]:
     """The real grading function: `grader.isolation.run_checks` with a fresh seed each save."""
 
@@ -168,6 +175,7 @@ def isolated_grader(*, interpreter: bool, timeout: float | None) -> Callable[[ca
         from grader import isolation
 
         seed = int.from_bytes(os.urandom(3), "big")
-        return isolation.run_checks(exercise, path, seed=seed, interpreter=interpreter, check_timeout=timeout)
+        return isolation.run_checks(exercise, path, seed=seed, interpreter=interpreter, check_timeout=timeout,
+                                    hide=_state_folder())
 
     return grade

@@ -120,12 +120,20 @@ def reset_file(path: Path, *, backup_dir: Path, ref: str = "HEAD") -> ResetResul
         return ResetResult(changed=False, backup=None, ref=ref)
     backup = None
     if current is not None:
-        backup = backup_path(backup_dir, path)
-        _write_durably(backup, current, exclusive_target=True)
+        try:
+            backup = backup_path(backup_dir, path)
+            _write_durably(backup, current, exclusive_target=True)
+        except OSError as exc:
+            raise WorkspaceError(f"your file could not be backed up to {backup or backup_dir} "
+                                 f"({exc.strerror or exc}), so it was not reset; your file is untouched") from None
         if backup.read_bytes() != current:  # paranoid: never overwrite work we could not keep
             raise WorkspaceError(f"the backup {backup} could not be verified; your file is untouched")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_durably(path, stub)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_durably(path, stub)
+    except OSError as exc:
+        kept = f" (your work is saved in {backup})" if backup else ""
+        raise WorkspaceError(f"{path} could not be written ({exc.strerror or exc}){kept}") from None
     return ResetResult(changed=True, backup=backup, ref=ref)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import batch, catalogue, cli
-from grader.isolation import CheckResult, RunResult
+from grader.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 EX1 = catalogue.get(1)
@@ -142,10 +142,12 @@ def test_gradescope_results_for_a_single_submission(tmp_path):
 
 @pytest.mark.parametrize("content,expected", [
     (b"def add(x, y)\n", "does not parse: SyntaxError at line 1"),
-    (b"\xff\xfe\x00garbage", "is not UTF-8 text"),
+    (b"\xff\xfe\x00garbage", "is not text in its declared encoding"),
     (b"x = 1\x00\n", "does not parse"),
     (b"x = 1\n", None),
-], ids=["syntax", "binary", "null-byte", "fine"])
+    ("# -*- coding: latin-1 -*-\n# caf\xe9 au lait\nx = 1\n".encode("latin-1"), None),  # PEP 263, as Python reads it
+    (b"# caf\xe9\nx = 1\n", "is not text in its declared encoding"),
+], ids=["syntax", "binary", "null-byte", "fine", "latin-1-declared", "latin-1-undeclared"])
 def test_precheck(tmp_path, content, expected):
     path = tmp_path / "s.py"
     path.write_bytes(content)

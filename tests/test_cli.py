@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from grader import catalogue, cli, progress, watching, workspace
-from grader.isolation import CheckResult, RunResult
+from grader.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 EX1 = catalogue.get(1)

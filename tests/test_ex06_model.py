@@ -13,6 +13,7 @@ import torch
 
 from grader import checks, model, profiling
 from grader.failures import GradeFailure
+from grader.results import CheckRecord
 from grader.specs import ex06_amdahl as spec
 
 SMALL = dict(d_model=64, n_heads=4, mlp_ratio=4)
@@ -171,20 +172,20 @@ def test_measure_block_and_its_grading_on_cpu():
 
     f = profiling.softmax_share(measured["profile"])
     measured["measured_speedup"] = round(spec.amdahl(f, 2.0) * 1.02, 4)  # 2% off: inside the tolerance
-    try:
-        summary = spec.check_measurement(solution, measured, "solutions/ex03_softmax.py (test)", "CPU test block")
-        assert checks.CONTEXT.performance["passed"] and checks.CONTEXT.performance["amdahl"] is summary
-        text = "\n".join(summary["lines"])
-        for word in ("fraction", "local", "predicted", "measured", "ceiling", "captured", "largest"):
-            assert word in text
-        assert summary["fraction"] == pytest.approx(f, abs=1e-5)
+    record = CheckRecord("spec::test_performance", "performance", False)
+    summary = spec.check_measurement(solution, measured, "solutions/ex03_softmax.py (test)", "CPU test block",
+                                     record=record)
+    assert record.performance.passed and record.performance.details["amdahl"] is summary
+    text = "\n".join(summary["lines"])
+    for word in ("fraction", "local", "predicted", "measured", "ceiling", "captured", "largest"):
+        assert word in text
+    assert summary["fraction"] == pytest.approx(f, abs=1e-5)
 
-        measured["measured_speedup"] = round(spec.amdahl(f, 2.0) * 1.10, 4)  # 10% off: outside
-        with pytest.raises(GradeFailure, match="performance: you predicted"):
-            spec.check_measurement(solution, measured, "solutions/ex03_softmax.py (test)", "CPU test block")
-        assert checks.CONTEXT.performance["passed"] is False
-    finally:
-        checks.CONTEXT.performance = None
+    measured["measured_speedup"] = round(spec.amdahl(f, 2.0) * 1.10, 4)  # 10% off: outside
+    with pytest.raises(GradeFailure, match="performance: you predicted"):
+        spec.check_measurement(solution, measured, "solutions/ex03_softmax.py (test)", "CPU test block",
+                               record=record)
+    assert record.performance.passed is False
 
 
 def test_speedup_mistakes_are_named():

@@ -32,8 +32,8 @@ def test_solution_reaches_the_floor():
     run = isolation.run_checks(exercise, exercise.solution_path, seed=1)
     assert run.mode == "gpu" and run.passed
     perf = run.performance
-    assert perf is not None and perf["fraction"] >= exercise.floor
-    assert perf["achieved_gbps"] <= perf["ceiling_gbps"] * 1.03
+    assert perf is not None and perf.fraction >= exercise.floor
+    assert perf.achieved_gbps <= perf.ceiling_gbps * 1.03
 
 
 def test_illegal_memory_access_is_a_sentence_and_the_next_check_still_runs():

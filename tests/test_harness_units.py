@@ -10,7 +10,7 @@ import torch
 
 from grader import compare, guards, perf, report
 from grader.failures import GradeFailure, describe_exception
-from grader.isolation import CheckResult, RunResult
+from grader.results import CheckRecord as CheckResult, RunResult
 from grader.specs.ex01_vector_add import minimum_bytes
 
 

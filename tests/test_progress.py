@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from grader import progress
-from grader.isolation import CheckResult, RunResult
+from grader.results import CheckRecord as CheckResult, PerformanceRecord, RunResult
 
 
 @pytest.fixture(autouse=True)
@@ -26,8 +26,9 @@ def make_run(passed: bool, *, fraction: float | None = None, mode: str = "interp
     checks = [check]
     if fraction is not None:
         checks.append(CheckResult("spec::test_performance", "performance", True,
-                                  performance={"fraction": fraction, "achieved_gbps": round(4272 * fraction, 1),
-                                               "gpu": "NVIDIA H200", "passed": fraction >= 0.8}))
+                                  performance=PerformanceRecord(passed=fraction >= 0.8, verdict="", fraction=fraction,
+                                                                achieved_gbps=round(4272 * fraction, 1),
+                                                                gpu="NVIDIA H200")))
     return RunResult(exercise=1, learner_file="exercises/ex01_vector_add.py", seed=1, mode=mode, checks=checks)
 
 

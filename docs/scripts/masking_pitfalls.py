@@ -171,7 +171,6 @@ def verdict(name: str, seed: int = 0) -> str:
     """Run one variant through the grader's checks and return its message ('passed' if none)."""
     fn, kind, size = VARIANTS[name]
     rng = torch.Generator().manual_seed(seed)
-    checks.CONTEXT.mode, checks.CONTEXT.device = "interpreter", "cpu"
     try:
         if kind == "add":
             x = checks.randn((size,), torch.float32, rng, "cpu")

@@ -1,59 +1,89 @@
-"""The pytest plugin that runs one exercise's spec against one learner file.
+"""The pytest plugin of the judge: one exercise's spec against one learner file.
 
-Options: ``--learner-file PATH`` (required), ``--grade-seed N``, ``--grade-events FILE`` (JSON
-lines for the parent `grade` process), ``--grade-done FILE`` (node ids already reported by an
-earlier child, deselected here so a crash costs only the check that crashed).
+The judge is the process that decides verdicts, and it never imports learner code. This plugin
+starts the learner's own process (`grader.learner_process`, in the sandbox of `grader.sandbox`) as
+soon as pytest is configured, so the learner's file is imported while the specs are collected,
+and gives the specs these fixtures:
 
-Fixtures for specs: ``learner`` (the imported file), ``rng`` (a torch.Generator seeded from the
-run seed and the test's id, so ``--seed`` replays every case exactly), ``device``, ``mode``.
+``learner``
+    the learner's file as a `grader.learner_process.LearnerModule` (its functions run in the
+    learner's process); a file that fails to import fails the first check that asks for it and
+    stops the run (every other check would say the same).
+``learner_function``
+    the exercise's function (the spec's ``FUNCTION``, or the catalogue's).
+``check``
+    the `grader.results.CheckRecord` of the running check: specs put a performance record or
+    extra records for the report there.
+``rng``, ``device``, ``mode``
+    a generator seeded from the run's seed and the check's id (``--seed`` replays every input),
+    ``"cuda"`` or ``"cpu"``, ``"gpu"`` or ``"interpreter"``.
 
-Events written, one JSON object per line:
-``{"event": "mode", "mode", "device", "seed", "triton", "torch"}``,
-``{"event": "collected", "nodeids": [...], "names": [...]}``,
-``{"event": "start", "nodeid"}``,
-``{"event": "result", "nodeid", "name", "passed", "skipped", "message", "kind", "launches", "performance"}``.
+Options: ``--learner-file PATH`` (required), ``--display NAME`` (the path the learner knows),
+``--grade-seed N``, ``--grade-events-fd FD`` (events for `grade`, `grader.results`),
+``--check-timeout S``, ``--interpreter``, ``--hide DIR`` (repeatable: folders the learner's
+process must not see), ``--tmp-root DIR``.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 import sys
+import time
 import zlib
 from pathlib import Path
 
 import pytest
 
-from grader import checks
+from grader import sandbox
 from grader.failures import GradeFailure, describe_exception
+from grader.results import STOPPING, CheckRecord, Kind, event
 
-EXIT_RESTART = 75  # the child asks to be restarted: a CUDA error poisoned its context
-#: Failures after which running the other checks would only repeat the same sentence.
-STOPPING_KINDS = {"not_implemented", "import"}
+#: Seconds one check may take. The interpreter runs ~1 ms of Python per program instance.
+CHECK_TIMEOUT = {"interpreter": 120.0, "gpu": 60.0}
+#: Each hung check costs a whole timeout: after this many in a row, the rest are not run.
+MAX_CONSECUTIVE_TIMEOUTS = 2
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("grade")
     group.addoption("--learner-file", default=None, help="the file implementing the exercise")
+    group.addoption("--display", default=None, help="how the learner names that file")
     group.addoption("--grade-seed", type=int, default=None, help="seed for random inputs")
-    group.addoption("--grade-events", default=None, help="JSON-lines file for the grade command")
-    group.addoption("--grade-done", default=None, help="file of node ids to skip (already reported)")
+    group.addoption("--grade-events-fd", type=int, default=None, help="file descriptor for the grade command's events")
+    group.addoption("--check-timeout", type=float, default=None, help="seconds one check may take")
+    group.addoption("--interpreter", action="store_true", default=False, help="run the learner's code in Triton's interpreter")
+    group.addoption("--hide", action="append", default=[], help="a folder the learner's process must not see")
+    group.addoption("--tmp-root", default=None, help="where the learner's process gets its scratch folder")
 
 
 class _Events:
-    def __init__(self, path: str | None):
-        self._file = open(path, "a", buffering=1) if path else None
+    def __init__(self, fd: int | None):
+        self.fd = fd
 
-    def write(self, **event) -> None:
-        if self._file is not None:
-            self._file.write(json.dumps(event, default=str) + "\n")
-            self._file.flush()
+    def write(self, kind: str, **fields) -> None:
+        if self.fd is None:
+            return
+        data = event(kind, **fields)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
 
 
-_events = _Events(None)
-_learner_module = None
-_learner_error: GradeFailure | None = None
+class Session:
+    """What the plugin holds for one run (created in pytest_configure)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.events = _Events(config.getoption("--grade-events-fd"))
+        self.mode = "interpreter"
+        self.process = None
+        self.record: CheckRecord | None = None
+        self.timeout = 120.0
+        self.consecutive_timeouts = 0
+        self.collected: dict[str, str] = {}
+
+
+_SESSION: Session | None = None
 
 
 def check_name(nodeid: str) -> str:
@@ -70,70 +100,96 @@ def _seed(config) -> int:
     return seed
 
 
-def _import_learner(path: str):
-    spec = importlib.util.spec_from_file_location(f"learner_{Path(path).stem}", path)
-    if spec is None or spec.loader is None:
-        raise GradeFailure(f"cannot import {path}: is it a Python file?")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def _version(package: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def pytest_configure(config):
-    global _events, _learner_module, _learner_error
-    _events = _Events(config.getoption("--grade-events"))
+    global _SESSION
     path = config.getoption("--learner-file")
     if path is None:
         return
     import torch
 
-    mode = "interpreter" if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available() else "gpu"
-    if mode == "interpreter":
-        from grader.mode import fix_interpreter_loop_bounds
+    from grader.learner_process import LearnerProcess
 
-        fix_interpreter_loop_bounds()  # for plain `pytest -p grader.harness.plugin` runs too
-    checks.CONTEXT.learner_file = str(Path(path).resolve())
-    checks.CONTEXT.mode = mode
-    checks.CONTEXT.device = "cuda" if mode == "gpu" else "cpu"
+    session = Session(config)
+    _SESSION = session
+    sandbox.make_undumpable()  # the learner's process cannot read this one's memory or pipes
+    sandbox.become_subreaper()  # what it leaves behind comes back here to be killed
+    gpu = not config.getoption("--interpreter") and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
+    session.mode = "gpu" if gpu else "interpreter"
+    session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT[session.mode]
     seed = _seed(config)
-    try:
-        import triton
+    display = config.getoption("--display") or path
+    tmp_root = config.getoption("--tmp-root")
+    if tmp_root:
+        os.environ["TMPDIR"] = tmp_root  # the learner process's scratch folder goes there (tempfile reads it)
+        import tempfile
 
-        triton_version = triton.__version__
-    except Exception as exc:  # a broken Triton install is a setup problem, said plainly
-        triton_version = f"unavailable ({exc})"
-    _events.write(event="mode", mode=mode, device=checks.CONTEXT.device, seed=seed,
-                  triton=triton_version, torch=torch.__version__, python=sys.version.split()[0])
-    try:
-        _learner_module = _import_learner(path)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:
-        failure = describe_exception(exc, checks.CONTEXT.learner_file)
-        kind = "not_implemented" if failure.kind == "not_implemented" else "import"
-        _learner_error = GradeFailure(f"importing {path} failed: {failure}", kind=kind)
+        tempfile.tempdir = tmp_root
+    process = LearnerProcess(path, display=display, mode=session.mode, hide=tuple(config.getoption("--hide") or ()),
+                             import_timeout=min(session.timeout, 60.0) if config.getoption("--check-timeout") else 60.0)
+    session.process = process
+    process.start()  # the learner's file is imported while pytest collects the checks
+    session.events.write("mode", mode=session.mode, device="cuda" if gpu else "cpu", seed=seed,
+                         versions={"triton": _version("triton"), "torch": torch.__version__,
+                                   "python": sys.version.split()[0]},
+                         sandbox=sandbox.DESCRIPTIONS.get(process.level, process.level))
+
+
+def pytest_unconfigure(config):
+    session = _SESSION
+    if session is not None and session.process is not None:
+        session.process.close()
+        sandbox.kill_children()
 
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
 def pytest_collection_modifyitems(session, config, items):
-    done_file = config.getoption("--grade-done")
-    if done_file and os.path.exists(done_file):
-        done = set(Path(done_file).read_text().split())
-        kept = [item for item in items if item.nodeid not in done]
-        if len(kept) != len(items):
-            config.hook.pytest_deselected(items=[i for i in items if i.nodeid in done])
-            items[:] = kept
-    _events.write(event="collected", nodeids=[i.nodeid for i in items], names=[check_name(i.nodeid) for i in items])
+    if _SESSION is None:
+        return
+    _SESSION.events.write("collected", checks=[{"nodeid": i.nodeid, "name": check_name(i.nodeid)} for i in items])
+
+
+def _session() -> Session:
+    if _SESSION is None or _SESSION.process is None:
+        pytest.fail("no --learner-file given: run through `grade exercise N`, or pass --learner-file")
+    return _SESSION
 
 
 @pytest.fixture(scope="session")
 def learner():
-    if _learner_error is not None:
-        raise _learner_error
-    if _learner_module is None:
-        pytest.fail("no --learner-file given: run through `grade exercise N`, or pass --learner-file")
-    return _learner_module
+    from grader.learner_process import LearnerModule
+
+    session = _session()
+    session.process.ready()  # GradeFailure (import, not_implemented) when the file cannot be used
+    return LearnerModule(session.process)
+
+
+@pytest.fixture
+def learner_function(learner, request):
+    """The exercise's function from the learner's file (the spec's FUNCTION, else the catalogue's)."""
+    name = getattr(request.module, "FUNCTION", None)
+    if name is None:
+        exercise = getattr(request.module, "EXERCISE", None)
+        name = getattr(exercise, "function", None)
+    fn = getattr(learner, name, None) if name else None
+    if fn is None:
+        raise GradeFailure(f"your file does not define `{name}`: keep the function the stub defines")
+    return fn
+
+
+@pytest.fixture
+def check() -> CheckRecord:
+    """The record of the running check (performance, extra records for the report)."""
+    session = _session()
+    return session.record
 
 
 @pytest.fixture
@@ -148,29 +204,28 @@ def rng(request) -> "torch.Generator":
 
 @pytest.fixture(scope="session")
 def mode() -> str:
-    return checks.CONTEXT.mode
+    return _session().mode
 
 
 @pytest.fixture(scope="session")
 def device() -> str:
-    return checks.CONTEXT.device
-
-
-@pytest.fixture
-def learner_function(learner, request):
-    """The exercise's function from the learner's file, found by the spec's FUNCTION name."""
-    name = getattr(request.module, "FUNCTION", None)
-    fn = getattr(learner, name, None) if name else None
-    if fn is None:
-        raise GradeFailure(f"your file does not define `{name}`: keep the function the stub defines")
-    return fn
+    return "cuda" if _session().mode == "gpu" else "cpu"
 
 
 def pytest_runtest_logstart(nodeid, location):
-    checks.CONTEXT.launches.clear()
-    checks.CONTEXT.performance = None
-    checks.CONTEXT.extra = {}
-    _events.write(event="start", nodeid=nodeid)
+    session = _SESSION
+    if session is None:
+        return
+    session.record = CheckRecord(nodeid=nodeid, name=check_name(nodeid), passed=False)
+    if session.process is not None:
+        record = session.record
+        session.process.record = record
+        session.process.on_call = lambda outcome: record.launches.append(len(outcome.launches))
+        try:
+            session.process.new_check(check_name(nodeid), time.monotonic() + session.timeout)
+        except GradeFailure:
+            pass  # the learner's process is gone; the check's first call restarts it and says why
+    session.events.write("start", nodeid=nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -183,32 +238,52 @@ def pytest_runtest_makereport(item, call):
             failure = exc
         elif isinstance(exc, AssertionError):
             failure = GradeFailure(str(exc).split("\nassert")[0].strip() or "a check failed")
-        else:
-            failure = describe_exception(exc, checks.CONTEXT.learner_file)
+        else:  # the spec itself failed: say so plainly, it is the course's bug
+            failure = describe_exception(exc, None)
+            failure = GradeFailure(f"the grader's check failed ({failure}): please report it", kind="wrong")
         report.grade_message = str(failure)
-        report.grade_kind = failure.kind
-        if failure.kind in STOPPING_KINDS:
-            # Every other check would say the same: stop here and say it once.
-            item.session.shouldstop = str(failure)
+        report.grade_kind = Kind.of(failure.kind)
+        if report.grade_kind in STOPPING:
+            item.session.shouldstop = str(failure)  # every other check would say the same
 
 
 def pytest_runtest_logreport(report):
+    session = _SESSION
+    if session is None:
+        return
     phase_done = (report.when == "call") or (report.when == "setup" and not report.passed)
     if not phase_done:
         if report.when == "teardown" and report.failed:
-            _events.write(event="result", nodeid=report.nodeid, name=check_name(report.nodeid), passed=False,
-                          skipped=False, message=getattr(report, "grade_message", "teardown failed"), kind="wrong")
+            record = CheckRecord(report.nodeid, check_name(report.nodeid), False,
+                                 message=getattr(report, "grade_message", "teardown failed"), kind=Kind.WRONG)
+            session.events.write("result", check=record.to_event())
         return
+    record = session.record if session.record is not None and session.record.nodeid == report.nodeid \
+        else CheckRecord(report.nodeid, check_name(report.nodeid), False)
+    record.passed = bool(report.passed)
+    record.skipped = bool(report.skipped)
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        message = reason.removeprefix("Skipped: ")
+        record.message = reason.removeprefix("Skipped: ")
+        record.kind = Kind.SKIPPED
     else:
-        message = getattr(report, "grade_message", "")
-    kind = getattr(report, "grade_kind", "ok" if report.passed else "wrong")
-    _events.write(event="result", nodeid=report.nodeid, name=check_name(report.nodeid), passed=report.passed,
-                  skipped=report.skipped, message=message, kind=kind,
-                  launches=list(checks.CONTEXT.launches), performance=checks.CONTEXT.performance,
-                  extra=checks.CONTEXT.extra or None)
-    if kind == "fatal":
-        # The CUDA context is gone; nothing after this in the process can be trusted.
-        os._exit(EXIT_RESTART)
+        record.message = getattr(report, "grade_message", "")
+        record.kind = getattr(report, "grade_kind", Kind.OK if report.passed else Kind.WRONG)
+    session.events.write("result", check=record.to_event())
+    if record.kind == Kind.TIMEOUT:
+        session.consecutive_timeouts += 1
+        if session.consecutive_timeouts >= MAX_CONSECUTIVE_TIMEOUTS and not _STOP_REQUESTED:
+            _STOP_REQUESTED.append(f"not run: {session.consecutive_timeouts} checks in a row did not finish, "
+                                   "so the grader stopped")
+            session.events.write("stopped", reason=_STOP_REQUESTED[0])
+    elif not report.skipped:
+        session.consecutive_timeouts = 0
+
+
+_STOP_REQUESTED: list[str] = []
+
+
+def pytest_runtest_protocol(item, nextitem):
+    if _STOP_REQUESTED:
+        item.session.shouldstop = _STOP_REQUESTED[0]
+    return None

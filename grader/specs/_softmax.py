@@ -1,7 +1,7 @@
 """What the softmax exercises (3, 4, and any later row-softmax) share: inputs, the reference,
-the diagnosis of known pitfalls, and a launch recorder.
+the diagnosis of known pitfalls, and the performance check.
 
-Stable API (other specs may import it):
+What other specs use:
 
 * `reference(x)` — float64 softmax of each row, NaN for a row that is entirely -inf (as
   ``torch.softmax``: there is no distribution over no admissible value).
@@ -18,8 +18,8 @@ Stable API (other specs may import it):
 * `check_strided(fn, x, row_stride, ...)` — the same on a view whose rows are ``row_stride``
   elements apart; when it fails and the same values in contiguous rows pass, the message says
   the kernel ignores the row stride.
-* `LaunchRecorder` — records each Triton launch's grid and, on a GPU, the ``CompiledKernel``
-  Triton returns from it (its ``n_regs`` and ``metadata.shared``).
+* `last_programs(fn)` — programs in the last launch of the learner's last call (the launch
+  records come from the learner's process with every call).
 
 The pitfalls `diagnose` recognises, each by recomputing its answer:
 
@@ -302,7 +302,10 @@ def expect_fully_masked(x: torch.Tensor, row: int, *, grid: Callable[[], int | N
 
 def check(fn: Callable, x: torch.Tensor, *, dtype: torch.dtype | None = None, max_launches: int = 1,
           grid: Callable[[], int | None] | None = None, tolerance: Tolerance | None = None) -> checks.CaseReport:
-    """Grade one call ``fn(x)``: guards, poison, fills, one launch, reference, diagnosis."""
+    """Grade one call ``fn(x)``: guards, poison, fills, one launch, reference, diagnosis.
+
+    ``grid`` tells the diagnosis how many programs ran (default: the last launch's grid)."""
+    grid = grid or (lambda: last_programs(fn))
     return checks.run_case(fn, {"x": x}, expect_softmax(x, dtype or x.dtype, grid=grid, tolerance=tolerance),
                            max_launches=max_launches)
 
@@ -343,129 +346,34 @@ def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torc
 
 # --- launches ------------------------------------------------------------------------------
 
-@dataclass
-class RecordedLaunch:
-    kernel: str
-    grid: tuple[int, ...] | None
-    #: What Triton's launch returned: a CompiledKernel on a GPU, None in the interpreter.
-    compiled: Any = field(default=None, repr=False)
-
-
-class LaunchRecorder:
-    """``with LaunchRecorder() as rec: fn(x)``; then ``rec.launches`` (warm-ups not counted).
-
-    It wraps ``run`` of Triton's JITFunction and InterpretedFunction, like `grader.watch.Watch`,
-    and may be entered around a `run_case` (the watch then wraps this wrapper).
-    """
-
-    def __init__(self) -> None:
-        self.launches: list[RecordedLaunch] = []
-        self._originals: list[tuple[type, Any]] = []
-
-    @property
-    def grid(self) -> int | None:
-        """Programs in the last launch (the product of its grid dimensions), or None."""
-        if not self.launches or self.launches[-1].grid is None:
-            return None
-        total = 1
-        for g in self.launches[-1].grid:
-            total *= g
-        return total
-
-    def __enter__(self) -> "LaunchRecorder":
-        from grader import watch
-
-        def resolve(obj, grid, args, kwargs):
-            # Triton hands a callable grid the bound kernel arguments; launch options such as
-            # num_warps are not kernel parameters and must be left out of the binding.
-            if callable(grid) and not isinstance(grid, (tuple, list)):
-                try:
-                    fn = obj
-                    while hasattr(fn, "fn") and not inspect.isfunction(fn):
-                        fn = fn.fn
-                    signature = inspect.signature(fn)
-                    named = {k: v for k, v in kwargs.items() if k in signature.parameters}
-                    return tuple(int(g) for g in grid(dict(signature.bind_partial(*args, **named).arguments)))
-                except Exception:
-                    return None
-            return watch._resolve_grid(obj, grid, args, kwargs)
-
-        recorder = self
-        for owner in _jit_classes():
-            original = owner.__dict__["run"]
-
-            def run(obj, *args, grid, warmup, _original=original, **kwargs):
-                result = _original(obj, *args, grid=grid, warmup=warmup, **kwargs)
-                if not warmup:
-                    recorder.launches.append(RecordedLaunch(watch._kernel_name(obj), resolve(obj, grid, args, kwargs), result))
-                return result
-
-            self._originals.append((owner, original))
-            setattr(owner, "run", run)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for owner, original in reversed(self._originals):
-            setattr(owner, "run", original)
-        self._originals.clear()
-
-
-def _jit_classes() -> list[type]:
-    found = []
-    try:
-        from triton.runtime.jit import JITFunction
-
-        found.append(JITFunction)
-    except ImportError:
-        pass
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        found.append(InterpretedFunction)
-    except ImportError:
-        pass
-    return [c for c in found if "run" in c.__dict__]
-
-
-def compiled_resources(compiled: Any) -> dict | None:
-    """``{"n_regs", "shared_bytes", "num_warps"}`` of a CompiledKernel (Triton 3.6 to 3.9), or None.
-
-    ``n_regs`` is filled in when the binary is loaded (``_init_handles``), which a launch has done.
-    """
-    if compiled is None:
+def last_programs(fn: Callable) -> int | None:
+    """Programs in the last launch of the learner's last call (the product of its grid), or None."""
+    last = getattr(fn, "last", None)
+    if last is None or not last.launches:
         return None
-    try:
-        init = getattr(compiled, "_init_handles", None)
-        if callable(init):
-            init()
-        metadata = compiled.metadata
-        shared = metadata["shared"] if isinstance(metadata, dict) else metadata.shared
-        warps = metadata["num_warps"] if isinstance(metadata, dict) else metadata.num_warps
-        return {"n_regs": int(compiled.n_regs), "shared_bytes": int(shared), "num_warps": int(warps)}
-    except Exception:  # a Triton that spells these differently: the caller says it could not check
-        return None
+    return last.launches[-1].programs
 
 
 def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -> None:
-    """GPU: exercises 3 and 4's performance check: ``n_cols``-wide fp32 rows, the input alone
-    8 L2 sizes or more, spot-checked against torch in float64, then timed."""
-    from grader import perf
+    """GPU: exercises 3 and 4's performance check: ``n_cols``-wide fp32 rows, each input set 8 L2
+    sizes or more, every output compared with torch.softmax, timed by the judge's clock."""
+    from grader import perf, timing
 
-    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8) // n_cols)
-    x = torch.randn(n_rows, n_cols, device="cuda")
+    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8, budget_fraction=0.5 / (timing.SETS + 2)) // n_cols)
 
-    def check(out):
-        checks.require(isinstance(out, torch.Tensor) and out.shape == x.shape,
-                       "`out` has the wrong shape at the benchmark size")
-        for rows in (slice(0, 16), slice(n_rows - 16, n_rows)):  # spot checks: a full float64 copy is 1.4 GB
-            want = torch.softmax(x[rows].double(), dim=1)
-            checks.require(bool(torch.allclose(out[rows].double(), want, rtol=1e-4, atol=1e-7)),
-                           f"`out` is wrong at the benchmark size {n_rows} x {n_cols}")
+    def make_set(generator):
+        return [torch.randn(n_rows, n_cols, device="cuda", generator=generator)], {}
 
-    checks.measure_bandwidth(fn, [x], nbytes=minimum_bytes(n_rows, n_cols, 4), floor=floor, check=check,
+    def verify(out, args, kwargs):
+        (x,) = args
+        want = torch.softmax(x, dim=1)  # float32 on the GPU: a float64 copy of every set would not fit
+        checks.require(bool(torch.allclose(out, want, rtol=1e-4, atol=1e-6)),
+                       f"`out` is wrong at the benchmark size {n_rows} x {n_cols}")
+
+    checks.measure_bandwidth(fn, make_set, nbytes=minimum_bytes(n_rows, n_cols, 4), floor=floor, verify=verify,
                              label=f"{n_rows:,} x {n_cols} fp32")
 
 
-__all__ = ["measure_softmax_bandwidth", "MAX_COLS", "LaunchRecorder", "RecordedLaunch", "check", "check_strided", "compiled_resources",
+__all__ = ["measure_softmax_bandwidth", "MAX_COLS", "check", "check_strided", "last_programs",
            "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows",
            "masked_rows", "normal_rows", "reference"]

@@ -303,11 +303,11 @@ def learner_byte_model(learner):
 
 
 @pytest.mark.parametrize("case", BYTE_MODEL_CASES, ids=lambda c: f"{c[0]}x{c[1]}-{checks.dtype_id(c[2])}")
-def test_byte_model(learner_byte_model, case):
+def test_byte_model(learner_byte_model, case, check):
     m, n, dtype = case
     size = torch.empty((), dtype=dtype).element_size()
     fused, unfused = minimum_bytes(m, n, size), unfused_bytes(m, n, size)
-    checks.CONTEXT.extra["byte_model"] = {
+    check.extra["byte_model"] = {
         "M": m, "N": n, "dtype": checks.dtype_id(dtype), "element_size": size,
         "fused_bytes": fused, "unfused_bytes": unfused, "bytes_ratio": round(unfused / fused, 4),
     }
@@ -342,58 +342,43 @@ def test_performance(learner_function, mode):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf
+    from grader import perf, timing
 
     free, _ = torch.cuda.mem_get_info()
-    m, n = bench_rows(perf.gpu_info().l2_bytes, free), BENCH_N
-    x = torch.randn(m, n, device="cuda")
-    bias = torch.randn(n, device="cuda")
+    # Each input set's rows as the single benchmark input had them, within a share of the free memory.
+    m, n = bench_rows(perf.gpu_info().l2_bytes, free // (timing.SETS + 2)), BENCH_N
 
-    def eager():
-        return F.gelu(x + bias)
+    def make_set(generator):
+        return [torch.randn(m, n, device="cuda", generator=generator),
+                torch.randn(n, device="cuda", generator=generator)], {}
 
-    want = eager()
-
-    def check(out):
-        checks.require(isinstance(out, torch.Tensor) and out.shape == x.shape,
-                       "`out` has the wrong shape at the benchmark size")
-        checks.require(bool(torch.allclose(out, want, rtol=1e-4, atol=1e-5)),
+    def verify(out, args, kwargs):
+        x, bias = args
+        checks.require(bool(torch.allclose(out, F.gelu(x + bias), rtol=1e-4, atol=1e-5)),
                        f"`out` is wrong at the benchmark size {m} x {n} fp32")
 
     fused, unfused = minimum_bytes(m, n, 4), unfused_bytes(m, n, 4)
-    # The eager pair first, so its time is known even when the learner's kernel is under the floor.
-    eager_ms = perf.time_ms(eager)
+    # The eager pair by the same clock, first, so its time is known even when the kernel is under the floor.
+    eager_ms = timing.time_local(lambda x, bias: F.gelu(x + bias), make_set).ms
+
+    def eager_lines(record) -> list[str]:
+        ms = record.ms
+        record.details.update({
+            "eager_ms": round(eager_ms, 5), "fused_bytes": fused, "unfused_bytes": unfused,
+            "bytes_ratio": round(unfused / fused, 4), "time_ratio": round(eager_ms / ms, 4),
+            "eager_gbps_moved": round(perf.gbps(unfused, eager_ms), 1)})
+        return [f"eager x + bias, then gelu: {eager_ms * 1000:.1f} µs moving {unfused / 1e6:.0f} MB "
+                f"({perf.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
+                f"your fused kernel: {ms * 1000:.1f} µs moving {fused / 1e6:.0f} MB; bytes ratio "
+                f"{unfused / fused:.2f}x, time ratio {eager_ms / ms:.2f}x"]
+
     try:
-        checks.measure_bandwidth(learner_function, [x, bias], nbytes=fused, floor=EXERCISE.floor,
-                                 check=check, label=f"{m} x {n} fp32")
+        checks.measure_bandwidth(learner_function, make_set, nbytes=fused, floor=EXERCISE.floor, verify=verify,
+                                 label=f"{m} x {n} fp32", lines=eager_lines)
     except GradeFailure as failure:
-        if checks.CONTEXT.performance is None:
+        record = checks.record_of(learner_function)
+        if record is None or record.performance is None:
             raise
-        _add_eager(eager_ms, fused, unfused)
-        p = checks.CONTEXT.performance
-        raise GradeFailure(f"{failure}. For comparison: your kernel took {p['ms']:.3f} ms for "
+        raise GradeFailure(f"{failure}. For comparison: your kernel took {record.performance.ms:.3f} ms for "
                            f"{fused / 1e6:.0f} MB, eager x + bias then gelu {eager_ms:.3f} ms for "
                            f"{unfused / 1e6:.0f} MB") from None
-    _add_eager(eager_ms, fused, unfused)
-
-
-def _add_eager(eager_ms: float, fused: int, unfused: int) -> None:
-    """Put the eager pair and both byte counts beside the learner's time in the performance record."""
-    from grader import perf
-
-    p = checks.CONTEXT.performance
-    ms = p["ms"]
-    p.update({
-        "eager_ms": round(eager_ms, 5),
-        "fused_bytes": fused,
-        "unfused_bytes": unfused,
-        "bytes_ratio": round(unfused / fused, 4),
-        "time_ratio": round(eager_ms / ms, 4),
-        "eager_gbps_moved": round(perf.gbps(unfused, eager_ms), 1),
-        "lines": [
-            f"eager x + bias, then gelu: {eager_ms * 1000:.1f} µs moving {unfused / 1e6:.0f} MB "
-            f"({perf.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
-            f"your fused kernel: {ms * 1000:.1f} µs moving {fused / 1e6:.0f} MB; bytes ratio "
-            f"{unfused / fused:.2f}x, time ratio {eager_ms / ms:.2f}x",
-        ],
-    })

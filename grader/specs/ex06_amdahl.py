@@ -43,7 +43,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks, model, profiling
-from grader.failures import GradeFailure, describe_exception
+from grader.failures import GradeFailure
 
 FUNCTION = "predict_speedup"
 EXERCISE = catalogue.get(6)
@@ -127,10 +127,9 @@ def _call(fn: Callable, args: tuple, label: str) -> Any:
     """
     try:
         return fn(*args)
-    except NotImplementedError:
-        raise  # the plugin says "not implemented yet" and stops: every other check would say the same
-    except Exception as exc:
-        failure = describe_exception(exc, checks.CONTEXT.learner_file)
+    except GradeFailure as failure:  # the learner's exception, already a sentence
+        if failure.kind == "not_implemented":
+            raise  # the plugin says "not implemented yet" and stops: every other check would say the same
         raise GradeFailure(f"{label}: {failure}", kind=failure.kind) from None
 
 
@@ -217,14 +216,14 @@ def test_amdahl_ceiling(learner, case):
     if f == 1:
         try:
             value = fn(f)
-        except NotImplementedError:
-            raise
-        except ZeroDivisionError:
-            raise GradeFailure(f"{label} raised ZeroDivisionError: when the part is all of the time, an "
-                               "infinitely fast part makes the whole free and nothing bounds the speedup: "
-                               "return math.inf") from None
-        except Exception:
-            value = _call(fn, (f,), label)  # says what was raised, and where
+        except GradeFailure as failure:  # the learner's exception, as a sentence and a class name
+            if failure.raised == "ZeroDivisionError":
+                raise GradeFailure(f"{label} raised ZeroDivisionError: when the part is all of the time, an "
+                                   "infinitely fast part makes the whole free and nothing bounds the speedup: "
+                                   "return math.inf") from None
+            if failure.kind == "not_implemented":
+                raise
+            raise GradeFailure(f"{label}: {failure}", kind=failure.kind) from None
     else:
         value = _call(fn, (f,), label)
     got = _number(value, label)
@@ -239,12 +238,12 @@ def test_rejects_impossible_input(learner, case):
     fn = _function(learner, name)
     try:
         value = fn(*args)
-    except NotImplementedError:
-        raise
-    except ValueError:
-        return
-    except Exception as exc:
-        raise GradeFailure(f"{label} raised {type(exc).__name__} instead of ValueError: check the inputs "
+    except GradeFailure as failure:  # the learner's exception, as a sentence and a class name
+        if failure.raised == "ValueError":
+            return
+        if failure.kind == "not_implemented":
+            raise
+        raise GradeFailure(f"{label} raised {failure.raised or 'an error'} instead of ValueError: check the inputs "
                            f"before computing ({why})") from None
     raise GradeFailure(f"{label} returned {value!r} instead of raising ValueError: {why}")
 
@@ -446,13 +445,15 @@ def test_largest_operator(learner, case):
 
 
 @pytest.mark.parametrize("case", PROFILE_CASES)
-def test_predict_speedup(learner, learner_function, case):
+def test_predict_speedup(learner, learner_function, case, check):
     rows, label, source = profile_case(case)
     row = None if case == "mixed" else recorded_row(int(case.removeprefix("seq")))
     s = (row or {}).get("local_speedup") or SEED_S
     predicted = check_prediction(learner_function, rows, s, label, source)
     if case == f"seq{GPU_SEQ}":
-        checks.CONTEXT.extra["amdahl"] = recorded_summary(learner, row, predicted, s, source)
+        summary = recorded_summary(learner, row, predicted, s, source)
+        check.extra["amdahl"] = summary
+        check.extra["panel"] = {"title": summary["title"], "lines": summary["lines"]}
 
 
 # --- The reasoning shown on the result screen -------------------------------------------------
@@ -541,40 +542,20 @@ def recorded_summary(learner, row: dict, predicted: float, s: float, source: str
 
 # --- 3. Measure: profile, swap in the exercise-3 softmax, time it end to end (GPU) -------------
 
-def _load_file(path: Path, name: str):
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def exercise3_softmax() -> tuple[Callable, str]:
-    """Your exercise-3 softmax once you have passed exercise 3 (`grade exercise 3`), else the course's."""
+def exercise3_file() -> tuple[Path, str]:
+    """Your exercise-3 file once you have passed exercise 3 (`grade exercise 3`), else the course's."""
     from grader import progress
 
     ex3 = catalogue.get(3)
     passed = progress.load().exercise(3).get("state") == "passed"
     if passed and ex3.learner_path.is_file():
-        path, why = ex3.learner_path, "yours: you passed exercise 3"
-    elif ex3.solution_path.is_file():
-        path = ex3.solution_path
+        return ex3.learner_path, "yours: you passed exercise 3"
+    if ex3.solution_path.is_file():
         why = "the course's reference: you have not passed exercise 3 yet" if not passed else \
             f"the course's reference: {ex3.learner_file} is missing"
-    else:
-        raise GradeFailure(f"no exercise-3 softmax to swap in: neither {ex3.learner_file} (passed) nor "
-                           f"{ex3.solution_file} exists")
-    try:
-        module = _load_file(path, f"ex06_swap_{path.parent.name}_{path.stem}")
-    except Exception as exc:
-        raise GradeFailure(f"importing {_relative(path)} for the swap failed: {type(exc).__name__}: {exc}") from None
-    fn = getattr(module, ex3.function, None)
-    if not callable(fn):
-        raise GradeFailure(f"{_relative(path)} defines no `{ex3.function}` function to swap in")
-    return fn, f"{_relative(path)} ({why})"
+        return ex3.solution_path, why
+    raise GradeFailure(f"no exercise-3 softmax to swap in: neither {ex3.learner_file} (passed) nor "
+                       f"{ex3.solution_file} exists")
 
 
 def batch_for(seq: int, n_heads: int = model.N_HEADS, max_batch: int = GPU_MAX_BATCH) -> int:
@@ -661,7 +642,7 @@ def measure_block(softmax_fn: Callable, *, seq: int, batch: int, device: str = "
     }
 
 
-def check_measurement(learner, measured: dict, softmax_source: str, where: str) -> dict:
+def check_measurement(learner, measured: dict, softmax_source: str, where: str, record=None) -> dict:
     """Grade the learner's functions against one measurement; returns the summary for the report."""
     rows, swapped = measured["profile"], measured["profile_swapped"]
     kernels = measured.get("softmax_kernels", [])
@@ -716,8 +697,12 @@ def check_measurement(learner, measured: dict, softmax_source: str, where: str) 
         "softmax_source": softmax_source,
     }
     # grader.report renders "lines" and "verdict" in its performance panel; "amdahl" is the same in numbers.
-    checks.CONTEXT.performance = {"amdahl": summary, "lines": summary["lines"], "passed": passed, "verdict": verdict,
-                                  "input": where, "gpu": where.split(",")[0], "floor": None}
+    from grader.results import PerformanceRecord
+
+    performance = PerformanceRecord(passed=passed, verdict=verdict, unit="amdahl", input=where,
+                                    gpu=where.split(",")[0], lines=list(summary["lines"]), details={"amdahl": summary})
+    if record is not None:
+        record.performance = performance
     if not passed:
         busy = measured.get("busy_fraction")
         idle = (f"the GPU idled {1 - busy:.0%} of the pass between kernels, time the profile does not see; "
@@ -731,21 +716,35 @@ def check_measurement(learner, measured: dict, softmax_source: str, where: str) 
     return summary
 
 
-def test_performance(learner, mode):
+def test_performance(learner, mode, check):
+    """GPU: the block measured with torch's softmax and with the exercise-3 one swapped in.
+
+    The exercise-3 file runs in a learner process of its own (the judge never imports learner
+    code, the course's reference included): `measure_block` is run there, on that file's softmax,
+    and its numbers come back as data. The verdict is on this file's predictions against them."""
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     from grader import perf
+    from grader.learner_process import LearnerProcess
 
-    softmax_fn, softmax_source = exercise3_softmax()
+    path, why = exercise3_file()
+    softmax_source = f"{_relative(path)} ({why})"
     batch = batch_for(GPU_SEQ)
+    ex3 = catalogue.get(3)
+    process = LearnerProcess(path, display=_relative(path), mode="gpu")
     try:
-        measured = measure_block(softmax_fn, seq=GPU_SEQ, batch=batch)
-    except GradeFailure:
-        raise
-    except Exception as exc:
-        failure = describe_exception(exc, checks.CONTEXT.learner_file)
+        process.start()
+        process.ready()
+        reply = process.request({"op": "measure", "target": "grader.specs.ex06_amdahl:measure_block",
+                                 "function": ex3.function, "kwargs": {"seq": GPU_SEQ, "batch": batch}}, timeout=600)
+    except GradeFailure as failure:
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} failed: {failure}",
-                           kind=failure.kind) from None
+                           kind="wrong") from None
+    finally:
+        process.close()
+    measured = reply.get("result")
+    if not isinstance(measured, dict):
+        raise GradeFailure(f"profiling the block with the softmax from {softmax_source} returned no measurement")
     where = (f"{perf.gpu_info().name}, batch {batch} × seq {GPU_SEQ}, d_model {model.D_MODEL}, "
              f"{model.N_HEADS} heads, fp32")
-    check_measurement(learner, measured, softmax_source, where)
+    check_measurement(learner, measured, softmax_source, where, record=check)

@@ -1,0 +1,179 @@
+"""The GPU timing a verdict is decided by: the judge's clock around K calls on K input sets.
+
+A time measured inside the learner's process can be patched, replayed from a cache, or fooled by
+work left running on another stream. So the judge (which never imports learner code) times it:
+
+1. it makes K input sets on the GPU (together many times the L2) and K output slots, and shares
+   them with the learner's process once (CUDA IPC), outside the clock;
+2. each round it fills every input with fresh random values and poisons every slot, waits for
+   the GPU, starts its clock, tells the learner's process "go" and stops the clock when the
+   answer "done" arrives. The learner's process calls the function once per set, each output
+   landing in the judge's slot (`grader.watch.redirect_allocations`; an output made elsewhere is
+   copied there, inside the clock), then synchronizes the whole device;
+3. it looks at sampled elements of every slot at once: poison still there means the function
+   returned (or said "done") before its kernels finished, and the check fails;
+4. it checks every output in full against its own reference.
+
+The inputs are revealed only when the judge fills them, right before its clock starts, so a
+result cannot be computed ahead; K distinct sets mean no result can be replayed; the judge's
+clock cannot be patched from the learner's process. What the learner's process could still do is
+report "done" late, which only makes it slower. The clock includes one message each way
+(tens of microseconds) and the launch of the first call: with K calls of a few hundred
+microseconds each that is about 1%. ``triton.testing.do_bench`` still runs in the learner's
+process, as a cross-check shown beside the verdict, never deciding it.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from grader import guards
+from grader.failures import GradeFailure
+
+#: Input sets per round and rounds per measurement (the median round decides).
+SETS = 4
+ROUNDS = 5
+#: Elements of each output looked at right after "done".
+PROBES = 4096
+
+MakeSet = Callable[[torch.Generator], tuple[list, dict]]
+
+
+@dataclass
+class Timing:
+    """A median time per call by the judge's clock, with what it was made of."""
+
+    ms: float
+    rounds_ms: list[float]
+    sets: int
+    dobench_ms: float | None = None
+    copied: bool = False  # the learner's outputs were made elsewhere and copied into the slots
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"method": "the judge's clock around K calls on K fresh input sets (median of rounds)",
+                "sets": self.sets, "ms_per_call": round(self.ms, 5), "rounds_ms": [round(t, 5) for t in self.rounds_ms],
+                "dobench_ms": None if self.dobench_ms is None else round(self.dobench_ms, 5),
+                "dobench_ratio": None if not self.dobench_ms else round(self.dobench_ms / self.ms, 4),
+                "outputs_copied": self.copied}
+
+
+def _share(value):
+    """Judge -> learner: a CUDA tensor as the arguments torch needs to open it in another process."""
+    from torch.multiprocessing import reductions
+
+    if isinstance(value, torch.Tensor):
+        _, args = reductions.reduce_tensor(value)
+        return {"$cuda": base64.b64encode(pickle.dumps(args)).decode()}
+    if isinstance(value, tuple):
+        return {"$tuple": [_share(v) for v in value]}
+    if isinstance(value, list):
+        return [_share(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _share(v) for k, v in value.items()}
+    from grader import protocol
+
+    return protocol.encode_scalar(value)
+
+
+def _refill(target: list, kwargs: dict, make_set: MakeSet, generator: torch.Generator) -> None:
+    """New values in the shared tensors of one set (their storage, and so the learner's view, stays)."""
+    fresh_args, fresh_kwargs = make_set(generator)
+    for old, new in zip(list(target) + list(kwargs.values()), list(fresh_args) + list(fresh_kwargs.values())):
+        if isinstance(old, torch.Tensor):
+            old.copy_(new)
+
+
+def _probe(slot: torch.Tensor, generator: torch.Generator) -> bool:
+    """True when sampled elements of ``slot`` still hold the poison (it was not written in time)."""
+    flat = slot.reshape(-1)
+    if flat.numel() == 0:
+        return False
+    index = torch.randint(0, flat.numel(), (min(PROBES, flat.numel()),), device=flat.device, generator=generator)
+    return bool(guards.is_poison(flat[index]).any())
+
+
+def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, dict], None], *,
+                 output_like: torch.Tensor, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0,
+                 timeout: float = 120.0) -> Timing:
+    """Time the learner function ``fn`` (a `grader.learner_process.LearnerFunction`) by the judge's
+    clock. ``make_set(generator)`` returns one input set ``(args, kwargs)`` on the GPU;
+    ``verify(out, args, kwargs)`` raises GradeFailure when an output is wrong; ``output_like`` is
+    the shape and dtype of the (first) output."""
+    process = fn.process
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(seed)
+    inputs = [make_set(generator) for _ in range(sets)]
+    slots = [torch.empty_like(output_like, memory_format=torch.contiguous_format) for _ in range(sets)]
+    probe_generator = torch.Generator(device="cuda")
+    probe_generator.manual_seed(seed + 1)
+    torch.cuda.synchronize()
+    process.request({"op": "timing_setup", "function": fn.__name__,
+                     "sets": [{"args": _share(list(args)), "kwargs": _share(dict(kwargs))} for args, kwargs in inputs],
+                     "outputs": [_share(slot) for slot in slots]}, timeout=timeout)
+    times: list[float] = []
+    copied = False
+    try:
+        for round_ in range(rounds + 1):  # the first round warms up (and is not counted)
+            for args, kwargs in inputs:
+                _refill(args, kwargs, make_set, generator)
+            for slot in slots:
+                guards.fill_poison(slot)
+            torch.cuda.synchronize()
+            started = time.perf_counter()
+            reply = process.request({"op": "timing_go"}, timeout=timeout)
+            elapsed = time.perf_counter() - started
+            if any(_probe(slot, probe_generator) for slot in slots):
+                raise GradeFailure(
+                    "your function returned before its output was written: when the grader looked, right after "
+                    "your process said it was done, parts of `out` still held the grader's poison. Is the work "
+                    "on another CUDA stream, or in a thread, that nobody waits for?")
+            torch.cuda.synchronize()
+            for (args, kwargs), slot in zip(inputs, slots):
+                verify(slot, args, kwargs)
+            copied = copied or any(bool(c) for c in reply.get("copied") or [])
+            if round_:
+                times.append(elapsed * 1000 / sets)
+        dobench = None
+        try:
+            dobench = float(process.request({"op": "timing_dobench", "rep_ms": 100}, timeout=timeout).get("ms"))
+        except GradeFailure:
+            dobench = None
+    finally:
+        try:
+            process.request({"op": "timing_release"}, timeout=30)
+        except GradeFailure:
+            pass
+        del inputs, slots
+        torch.cuda.empty_cache()
+    return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets, dobench_ms=dobench, copied=copied)
+
+
+def time_local(fn: Callable, make_set: MakeSet, *, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0) -> Timing:
+    """The same clock around a function of the judge's own (a peer such as PyTorch's SDPA), so
+    learner and peer are timed the same way."""
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(seed)
+    inputs = [make_set(generator) for _ in range(sets)]
+    times: list[float] = []
+    for round_ in range(rounds + 1):
+        for args, kwargs in inputs:
+            _refill(args, kwargs, make_set, generator)
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        for args, kwargs in inputs:
+            fn(*args, **kwargs)
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - started
+        if round_:
+            times.append(elapsed * 1000 / sets)
+    del inputs
+    torch.cuda.empty_cache()
+    return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets)
