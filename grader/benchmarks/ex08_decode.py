@@ -347,10 +347,10 @@ def part_check(ceiling: float) -> list[dict]:
                 out = solution.decode_attention(q, k, v, table, lens_t)
                 want = reference(q, k, v, table, lens_t, scale=1 / math.sqrt(D))
                 error = (out.double() - want).abs().max().item()
-                rows.append({"kernel": "check: solution", "dtype": DTYPES[dtype], "page_size": page_size,
+                rows.append({"kernel": "check", "dtype": DTYPES[dtype], "page_size": page_size,
                              "cache_lens": lens, "max_abs_error": error, "max_abs_answer": want.abs().max().item()})
             except Exception as exc:
-                rows.append(failed_row("check: solution", exc, dtype=DTYPES[dtype], page_size=page_size))
+                rows.append(failed_row("check", exc, dtype=DTYPES[dtype], page_size=page_size))
     return rows
 
 
@@ -367,33 +367,33 @@ def part_targets(ceiling: float, flashinfer: FlashInfer) -> list[dict]:
             q, k, v, table, lens = inputs[16]
             k_flat, v_flat = gather(k, table, S), gather(v, table, S)
             for ps in PAGE_SIZES:
-                kernels[f"solution, page {ps}"] = (lambda args=inputs[ps]: solution.decode_attention(*args))
-            kernels["sdpa (gather + attention)"] = lambda: sdpa(q, gather(k, table, S), gather(v, table, S))
-            kernels["sdpa alone (on a gathered copy)"] = lambda: sdpa(q, k_flat, v_flat)
-            kernels["gather alone"] = lambda: (gather(k, table, S), gather(v, table, S))
-            kernels["per (sequence, query head), no split"] = lambda: per_head_decode(q, k, v, table, lens)
+                kernels[f"solution-page{ps}"] = (lambda args=inputs[ps]: solution.decode_attention(*args))
+            kernels["sdpa-gathered"] = lambda: sdpa(q, gather(k, table, S), gather(v, table, S))
+            kernels["sdpa-contiguous"] = lambda: sdpa(q, k_flat, v_flat)
+            kernels["gather"] = lambda: (gather(k, table, S), gather(v, table, S))
+            kernels["per-query-head"] = lambda: per_head_decode(q, k, v, table, lens)
             for ps in PAGE_SIZES:
                 try:
-                    kernels[f"flashinfer, page {ps}"] = flashinfer.decoder(*inputs[ps])
+                    kernels[f"flashinfer-page{ps}"] = flashinfer.decoder(*inputs[ps])
                 except Exception as exc:
-                    rows.append(failed_row(f"flashinfer, page {ps}", exc, **shape))
+                    rows.append(failed_row(f"flashinfer-page{ps}", exc, **shape))
             want = sdpa(q.float(), k_flat.float(), v_flat.float())
             checked = {}
             for name, fn in kernels.items():
-                if name.startswith("gather"):
+                if name == "gather":
                     continue
                 out = fn()
                 checked[name] = round((out.float() - want).abs().max().item(), 5)
             measured = _in_turns(kernels, rounds=3, moved=moved, ceiling=ceiling, **shape)
             for row in measured:
                 row["max_abs_diff_vs_fp32_sdpa"] = checked.get(row["kernel"])
-                if row["kernel"] == "gather alone":  # its own bytes: the cache read and written once
+                if row["kernel"] == "gather":  # its own bytes: the cache read and written once
                     row["note"] = "bytes and fraction are the decode step's minimum, for comparison"
-                if row["kernel"].startswith("per (sequence"):
+                if row["kernel"] == "per-query-head":
                     row["bytes_moved_by_schedule"] = per_query_head_bytes([S] * B, 0, 16, H_Q, H_KV, D, 2)
             rows += measured
             if flashinfer.compile_s is not None:
-                rows.append({"kernel": "flashinfer: first plan and run (JIT compile)", **shape,
+                rows.append({"kernel": "flashinfer-first-run", **shape,
                              "seconds": flashinfer.compile_s, "version": flashinfer.version})
         except Exception as exc:
             rows.append(failed_row("targets", exc, **shape))
@@ -406,8 +406,8 @@ def part_configs(ceiling: float) -> list[dict]:
     import solutions.ex08_decode as solution
 
     rows = []
-    candidates = [(f"config {list(c)}", with_config(solution, c), list(c)) for c in CONFIGS]
-    candidates += [(f"broadcast {list(c)}", broadcast_decode(c), list(c)) for c in BROADCAST_CONFIGS]
+    candidates = [("config-" + "-".join(map(str, c)), with_config(solution, c), list(c)) for c in CONFIGS]
+    candidates += [("broadcast-" + "-".join(map(str, c)), broadcast_decode(c), list(c)) for c in BROADCAST_CONFIGS]
     for B, S in TARGETS:
         for ps in PAGE_SIZES:
             shape = dict(B=B, S_k=S, H_q=H_Q, H_kv=H_KV, D=D, dtype="bf16", page_size=ps)
@@ -422,7 +422,7 @@ def part_configs(ceiling: float) -> list[dict]:
                     continue
                 try:
                     diff = (fn(*args).float() - want).abs().max().item()
-                    pair = _in_turns({"solution default": lambda: solution.decode_attention(*args),
+                    pair = _in_turns({"config-default": lambda: solution.decode_attention(*args),
                                       name: lambda fn=fn: fn(*args)}, rounds=2, moved=moved, ceiling=ceiling, **shape)
                     base, row = pair
                     row.update(config=config, default_config=default, diff_vs_default=round(diff, 5),
@@ -434,7 +434,7 @@ def part_configs(ceiling: float) -> list[dict]:
             good = [r for r in results if r["diff_vs_default"] < 2e-2]
             if good:
                 best = max(good, key=lambda r: r["ratio_to_default"])
-                rows.append({"kernel": "best config", **shape, "config": best["config"], "variant": best["kernel"],
+                rows.append({"kernel": "best-config", **shape, "config": best["config"], "variant": best["kernel"],
                              "ratio_to_default": best["ratio_to_default"], "fraction": best["fraction"],
                              "default_config": default})
             del args, want
@@ -482,10 +482,10 @@ def part_step(ceiling: float) -> list[dict]:
     dm, ffn = MODEL["d_model"], MODEL["ffn"]
     dtype = torch.bfloat16
     weights = {
-        "qkv projection": torch.randn(dm, (H_Q + 2 * H_KV) * D, device="cuda", dtype=dtype) * 0.02,
-        "output projection": torch.randn(H_Q * D, dm, device="cuda", dtype=dtype) * 0.02,
-        "gate + up projection": torch.randn(dm, 2 * ffn, device="cuda", dtype=dtype) * 0.02,
-        "down projection": torch.randn(ffn, dm, device="cuda", dtype=dtype) * 0.02,
+        "qkv": torch.randn(dm, (H_Q + 2 * H_KV) * D, device="cuda", dtype=dtype) * 0.02,
+        "output": torch.randn(H_Q * D, dm, device="cuda", dtype=dtype) * 0.02,
+        "gate_up": torch.randn(dm, 2 * ffn, device="cuda", dtype=dtype) * 0.02,
+        "down": torch.randn(ffn, dm, device="cuda", dtype=dtype) * 0.02,
     }
     norm = torch.ones(dm, device="cuda", dtype=dtype)
     for B, S in ((1, 4096), (64, 4096), (1, 32768), (64, 32768)):
@@ -495,30 +495,29 @@ def part_step(ceiling: float) -> list[dict]:
             args = paged_inputs(B, S, 16, seed=7)
             h = torch.randn(B, 2 * ffn, device="cuda", dtype=dtype)
             a = torch.randn(B, ffn, device="cuda", dtype=dtype)
-            ops = {
-                "rmsnorm (x2)": (lambda: F.rms_norm(x, (dm,), norm), 2, 2 * B * dm * 2 + dm * 2),
-                "qkv projection": (lambda: x @ weights["qkv projection"], 1, weights["qkv projection"].numel() * 2),
-                "attention (exercise 8's solution)": (lambda: solution.decode_attention(*args), 1, nbytes(B, S, 16)),
-                "output projection": (lambda: args[0].reshape(B, -1) @ weights["output projection"], 1,
-                                      weights["output projection"].numel() * 2),
-                "gate + up projection": (lambda: x @ weights["gate + up projection"], 1,
-                                         weights["gate + up projection"].numel() * 2),
-                "silu * up": (lambda: F.silu(h[:, :ffn]) * h[:, ffn:], 1, 3 * B * ffn * 2),
-                "down projection": (lambda: a @ weights["down projection"], 1, weights["down projection"].numel() * 2),
-                "residual adds (x2)": (lambda: x + x, 2, 3 * B * dm * 2),
+            ops = {  # name: (function, how many per layer, bytes of one)
+                "rmsnorm": (lambda: F.rms_norm(x, (dm,), norm), 2, 2 * B * dm * 2 + dm * 2),
+                "qkv_projection": (lambda: x @ weights["qkv"], 1, weights["qkv"].numel() * 2),
+                "attention": (lambda: solution.decode_attention(*args), 1, nbytes(B, S, 16)),
+                "output_projection": (lambda: args[0].reshape(B, -1) @ weights["output"], 1,
+                                      weights["output"].numel() * 2),
+                "gate_up_projection": (lambda: x @ weights["gate_up"], 1, weights["gate_up"].numel() * 2),
+                "silu_mul": (lambda: F.silu(h[:, :ffn]) * h[:, ffn:], 1, 3 * B * ffn * 2),
+                "down_projection": (lambda: a @ weights["down"], 1, weights["down"].numel() * 2),
+                "residual_add": (lambda: x + x, 2, 3 * B * dm * 2),
             }
             total = 0.0
             measured = []
             for name, (fn, count, moved) in ops.items():
                 ms = perf.time_ms(fn) * count
                 total += ms
-                measured.append({"kernel": f"step: {name}", **shape, "ms": round(ms, 5), "count": count,
-                                 "bytes": moved * count})
+                measured.append({"kernel": "step", "op": name, **shape, "ms": round(ms, 5), "count": count,
+                                 "bytes": moved * count, "gbps": round(perf.gbps(moved * count, ms), 1)})
             for row in measured:
                 row["share"] = round(row["ms"] / total, 4)
             rows += measured
-            rows.append({"kernel": "step: total (sum of the operators)", **shape, "ms": round(total, 5),
-                         "attention_share": next(r["share"] for r in measured if "attention" in r["kernel"])})
+            rows.append({"kernel": "step-total", **shape, "ms": round(total, 5),
+                         "attention_share": next(r["share"] for r in measured if r["op"] == "attention")})
             del x, args, h, a
         except Exception as exc:
             rows.append(failed_row("step", exc, **shape))
@@ -532,7 +531,7 @@ def run() -> list[dict]:
     """Every part, one list of rows (``python -m grader.benchmarks ex08_decode``)."""
     ceiling = perf.measure_ceiling()[0].ceiling_gbps
     flashinfer = FlashInfer()
-    rows = [{"kernel": "flashinfer: status", "ms": None, "version": flashinfer.version, "error": flashinfer.error}]
+    rows = [{"kernel": "flashinfer-status", "ms": None, "version": flashinfer.version, "error": flashinfer.error}]
     for part in (part_check, lambda c: part_targets(c, flashinfer), part_configs,
                  lambda c: part_sweep(c, flashinfer), part_step):
         try:
@@ -551,17 +550,17 @@ def _summary(rows: list[dict]) -> str:
         cells = [f"{r['kernel']} {r['fraction']:.0%} ({r['ms'] * 1000:.1f} µs)" for r in targets
                  if r["B"] == B and r["S_k"] == S]
         lines.append(f"  B {B:>2} S_k {S:>5}: " + "; ".join(cells))
-    best = [r for r in rows if r["kernel"] == "best config"]
+    best = [r for r in rows if r["kernel"] == "best-config"]
     for r in best:
         lines.append(f"  best at B {r['B']} S_k {r['S_k']} page {r['page_size']}: {r['variant']} "
                      f"{r['ratio_to_default']:.3f}x the default {r['default_config']} ({r['fraction']:.0%})")
-    errors = [r for r in rows if r.get("error") and r["kernel"] != "flashinfer: status"]
-    status = next((r for r in rows if r["kernel"] == "flashinfer: status"), {})
+    errors = [r for r in rows if r.get("error") and r["kernel"] != "flashinfer-status"]
+    status = next((r for r in rows if r["kernel"] == "flashinfer-status"), {})
     lines.append(f"  flashinfer: {status.get('version') or 'not available'}"
                  + (f" — {status['error']}" if status.get("error") else ""))
     for r in errors[:8]:
         lines.append(f"  error: {r['kernel']}: {r['error'][:160]}")
-    steps = [r for r in rows if r["kernel"] == "step: total (sum of the operators)"]
+    steps = [r for r in rows if r["kernel"] == "step-total"]
     for r in steps:
         lines.append(f"  decode step, one layer, B {r['B']} S_k {r['S_k']}: {r['ms'] * 1000:.0f} µs, attention "
                      f"{r['attention_share']:.0%}")
@@ -581,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     step_path = args.out / f"{prefix}-ex08-decode-step.json"
     ceiling = header["ceiling_gbps"]
     flashinfer = FlashInfer()
-    rows = [{"kernel": "flashinfer: status", "ms": None, "version": flashinfer.version, "error": flashinfer.error}]
+    rows = [{"kernel": "flashinfer-status", "ms": None, "version": flashinfer.version, "error": flashinfer.error}]
     steps: list[dict] = []
     parts = {"check": part_check, "targets": lambda c: part_targets(c, flashinfer), "configs": part_configs,
              "sweep": lambda c: part_sweep(c, flashinfer), "step": part_step}
