@@ -86,6 +86,28 @@ def _attention_inputs(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
     return (q, k, torch.randn_like(k))
 
 
+def _paged_cache(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    """A decode step over a paged cache: every sequence S_k tokens, its pages shuffled through the pool."""
+    B, S, ps = shape["B"], shape["S_k"], shape["page_size"]
+    pages = -(-S // ps)
+    k = torch.randn(B * pages, ps, shape["H_kv"], shape["D"], device=device, dtype=dtype)
+    table = torch.randperm(B * pages, device=device).to(torch.int32).reshape(B, pages)
+    lens = torch.full((B,), S, dtype=torch.int32, device=device)
+    q = torch.randn(B, shape["H_q"], shape["D"], device=device, dtype=dtype)
+    return (q, k, torch.randn_like(k), table, lens)
+
+
+def _gathered_sdpa(q, k_cache, v_cache, block_table, cache_lens) -> torch.Tensor:
+    """SDPA on the cache gathered into contiguous (B, H_kv, S, D) tensors (every sequence full length)."""
+    B = block_table.shape[0]
+
+    def gather(pool):
+        return pool[block_table.long()].reshape(B, -1, *pool.shape[2:]).transpose(1, 2)
+
+    out = F.scaled_dot_product_attention(q.unsqueeze(2), gather(k_cache), gather(v_cache), enable_gqa=True)
+    return out.squeeze(2)
+
+
 def _softmax(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x, dim=-1)
 
@@ -139,6 +161,16 @@ CONFIGS: dict[int, BenchConfig] = {
         tolerance={torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2), torch.float32: (1e-2, 1e-2)},
         note="Attention is compute-bound: TFLOP/s (4 · B · H · S² · D per forward), not GB/s.",
     ),
+    8: BenchConfig(
+        # One decode step of 8 sequences over a paged cache (pages of 16), Llama-3-8B's heads, bf16.
+        sizes=tuple({"B": 8, "S_k": s, "H_q": 32, "H_kv": 8, "D": 128, "page_size": 16}
+                    for s in (1024, 2048, 4096, 8192, 16384, 32768)),
+        make_inputs=_paged_cache, baselines={"torch sdpa (gathered)": _gathered_sdpa},
+        x_key="S_k", x_label="S_k (cached tokens per sequence; B 8, H_q 32, H_kv 8, D 128, pages of 16)",
+        dtype=torch.bfloat16,
+        note="The PyTorch baseline gathers each sequence's pages into a contiguous cache first, and that copy is "
+             "timed with it: a paged kernel reads the pages where they are.",
+    ),
 }
 
 NO_BENCH = {
@@ -173,17 +205,21 @@ def byte_model(exercise: catalogue.Exercise, config: BenchConfig) -> Callable[[S
     if fn is None:
         raise BenchUnavailable(f"no bench sizes for exercise {exercise.number} yet: its spec defines no "
                                "`minimum_bytes(...)` byte model")
-    return bytes_from(fn)
+    return bytes_from(fn, getattr(spec, "bench_arguments", None))
 
 
-def bytes_from(minimum_bytes: Callable[..., int]) -> Callable[[Shape, int], int]:
+def bytes_from(minimum_bytes: Callable[..., int],
+               arguments: Callable[[Shape], tuple] | None = None) -> Callable[[Shape, int], int]:
     """``nbytes(shape, element_size)`` for a spec's ``minimum_bytes``.
 
     Every spec's byte model takes the shape's dimensions in the order the bench lists them, then the
-    element size (``minimum_bytes(m, n, element_size)``; docs/contributing.md).
+    element size (``minimum_bytes(m, n, element_size)``; docs/contributing.md). A spec whose byte model
+    takes other arguments (exercise 8's takes the list of cache lengths) also defines
+    ``bench_arguments(shape) -> tuple``, and those come before the element size instead.
     """
     def nbytes(shape: Shape, element_size: int) -> int:
-        return int(minimum_bytes(*shape.values(), element_size))
+        values = arguments(shape) if arguments is not None else tuple(shape.values())
+        return int(minimum_bytes(*values, element_size))
 
     return nbytes
 

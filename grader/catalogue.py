@@ -268,6 +268,45 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         **_files(7, "flash_attention"),
     ),
+    Exercise(
+        number=8,
+        slug="decode",
+        title="Decode over a paged KV cache: split-KV and grouped heads",
+        function="decode_attention",
+        hints=(
+            "Start with the two small functions. num_splits: one wave holds programs_per_sm * num_sms programs "
+            "and the (sequence, KV head) pairs take num_seqs * num_kv_heads of them; split into as many chunks "
+            "as fit (floor division), at least 1, at most the tiles of the longest sequence "
+            "(-(-max_cache_len // tile_tokens)). minimum_bytes: the K and V rows of the valid tokens, "
+            "sum(cache_lens) * num_kv_heads * head_dim elements each, plus q and out, times element_size; "
+            "per_query_head_bytes counts K and V once per query head instead.",
+            "In the split kernel, program (split, kv_head, seq) owns tokens [split * tokens_per_split, ...) cut at "
+            "cache_lens[seq]. Load its G query heads as a (GROUP_PAD, D) block (rows kv_head * G + g, masked "
+            "g < G). Per tile of TILE tokens: tokens = tile_start + tl.arange(0, TILE), valid = tokens < end, "
+            "pages = tl.load(block_table row + (tokens // PAGE_SIZE) * stride, mask=valid), and each K row at "
+            "page * stride(0) + (tokens % PAGE_SIZE) * stride(1) + kv_head * stride(2) + d, loaded with "
+            "mask=valid[:, None], other=0. Then exercise 7's loop body: s = tl.dot(q, tl.trans(k)), -inf where "
+            "not valid, m, ℓ, acc.",
+            "Store (m, ℓ, acc) per query head and split into float32 tensors of shape (B, H_q, splits) and "
+            "(B, H_q, splits, D), only for splits that start before cache_lens[seq]. The combine kernel (one "
+            "program per (seq, head)) loads the n = cdiv(cache_lens[seq], tokens_per_split) valid partials "
+            "(other=-inf for m), takes M = max(m), measures against 0 when M is -inf, weights w = exp2(m - M), "
+            "and stores sum(w * acc) / sum(w * ℓ), dividing by 1 where the sum is 0. With one split, store out "
+            "directly from the split kernel and skip the second launch.",
+        ),
+        floor=0.70,
+        floor_reason=(
+            "Provisional until the H200 sweep is committed: the floor is to be set from "
+            "docs/measurements/h200-ex08-decode.json (rows kernel=solution at B 1, S_k 32768 and B 8, S_k 8192, "
+            "H_q 32, H_kv 8, D 128, bf16, page_size 16: the grader's two shapes; the verdict is the weaker). "
+            "The performance check asks for the fraction of the measured ceiling on the minimum bytes (valid K "
+            "and V rows once, q and out). At B 1 only split-KV fills the GPU: a kernel with one program per "
+            "(sequence, KV head) runs 8 programs on 132 SMs. The calibration run of PyTorch's SDPA on a "
+            "contiguous cache reached 63% at B 1, S_k 32768 and 79% at B 8, S_k 8192 in one run "
+            "(docs/measurements/h200-decode-anchor-2026-12-01.json)."
+        ),
+        **_files(8, "decode"),
+    ),
 )
 
 

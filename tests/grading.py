@@ -10,6 +10,7 @@ from grader import catalogue, isolation
 
 ROOT = catalogue.ROOT
 WRONG = Path(__file__).resolve().parent / "wrong"
+NATURAL = Path(__file__).resolve().parent / "natural"
 SEED = int(os.environ.get("COURSE_TEST_SEED", "20261130"))
 
 
@@ -22,6 +23,15 @@ def wrong_variants() -> list[tuple[int, Path]]:
     """Every known-wrong learner file under tests/wrong/exNN/, with its exercise number."""
     found = []
     for folder in sorted(WRONG.glob("ex[0-9][0-9]")):
+        for path in sorted(folder.glob("*.py")):
+            found.append((int(folder.name[2:]), path))
+    return found
+
+
+def natural_files() -> list[tuple[int, Path]]:
+    """Every correct learner file under tests/natural/exNN/ that differs from the solution."""
+    found = []
+    for folder in sorted(NATURAL.glob("ex[0-9][0-9]")):
         for path in sorted(folder.glob("*.py")):
             found.append((int(folder.name[2:]), path))
     return found

@@ -132,10 +132,15 @@ def test_byte_models_come_from_the_specs():
     assert bench.byte_model(catalogue.get(2), bench.CONFIGS[2])({"m": 3, "n": 5}, 2) == (2 * 15 + 5) * 2
     assert bench.byte_model(catalogue.get(3), bench.CONFIGS[3])({"m": 4, "n": 8}, 4) == 2 * 4 * 8 * 4
     assert bench.byte_model(catalogue.get(5), bench.CONFIGS[5])({"m": 4, "n": 8}, 4) == 3 * 4 * 8 * 4
+    # Exercise 8 through its spec's bench_arguments: 2 sequences of 10 tokens, K and V rows of 2 KV heads
+    # of 8 elements, plus q and out (2 x 4 heads x 8), in fp16.
+    decode = {"B": 2, "S_k": 10, "H_q": 4, "H_kv": 2, "D": 8, "page_size": 16}
+    assert bench.byte_model(catalogue.get(8), bench.CONFIGS[8])(decode, 2) == (2 * 20 * 2 * 8 + 2 * 2 * 4 * 8) * 2
 
 
 def test_every_bandwidth_bench_matches_its_specs_byte_model_signature():
-    """The bench calls minimum_bytes(*shape dimensions, element_size): each spec must take exactly that."""
+    """The bench calls minimum_bytes(*shape dimensions, element_size), or minimum_bytes(*bench_arguments(shape),
+    element_size) where the spec defines bench_arguments: each spec must take exactly that."""
     import inspect
 
     for number, config in bench.CONFIGS.items():
@@ -143,7 +148,9 @@ def test_every_bandwidth_bench_matches_its_specs_byte_model_signature():
             continue
         spec = importlib.import_module(catalogue.get(number).spec_module)
         params = list(inspect.signature(spec.minimum_bytes).parameters)
-        assert len(params) == len(config.sizes[0]) + 1 and params[-1] == "element_size", (number, params)
+        arguments = getattr(spec, "bench_arguments", None)
+        given = len(arguments(config.sizes[0])) if arguments else len(config.sizes[0])
+        assert len(params) == given + 1 and params[-1] == "element_size", (number, params)
 
 
 def test_every_config_has_sizes_its_inputs_and_a_reference():

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from grader import catalogue
-from tests.grading import ROOT, failure_messages, grade, variant_metadata, wrong_variants
+from tests.grading import ROOT, failure_messages, grade, natural_files, variant_metadata, wrong_variants
 
 READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]
 
 F32 = 4
+F16 = 2
 #: Bytes each solution must move in its spec's traffic check, by hand: {tensor: (loaded, stored)}.
 EXPECTED_TRAFFIC = {
     # n = 3 * 1024 + 7 fp32: x and y read once, out written once; the masked tail lanes not counted.
@@ -25,6 +26,16 @@ EXPECTED_TRAFFIC = {
     4: {"x": (11 * 781 * F32, 0), "out": (0, 11 * 781 * F32)},
     # 2 x (3 * 8192 + 5): two reads of each row (statistics, then normalize), one write.
     5: {"x": (2 * 2 * 24581 * F32, 0), "out": (0, 2 * 24581 * F32)},
+    # B 2, H_q 8, H_kv 2 (G 4), D 64, page 16, cache_lens (100, 37), fp16; a block table of 8 pages
+    # (128 tokens, 4 tiles of 32) on the interpreter's 8-program wave: 2 splits of 64 tokens.
+    # K and V: the 137 valid rows of both KV heads once. q: each of the 2 x 2 x 2 split programs loads
+    # its group's 4 rows (2 reads of q). block_table: one int32 per valid token and KV head; cache_lens:
+    # once per split program (8) and per combine program (16). Partials (m, l, acc) of the 3 splits
+    # that hold tokens (2 + 1) x 8 heads: written once, read back once by the combine kernel.
+    8: {"q": (2 * 2 * 2 * 4 * 64 * F16, 0), "k_cache": (137 * 2 * 64 * F16, 0), "v_cache": (137 * 2 * 64 * F16, 0),
+        "block_table": (137 * 2 * 4, 0), "cache_lens": ((8 + 16) * 4, 0), "out": (0, 2 * 8 * 64 * F16),
+        "allocation #2": (24 * F32, 24 * F32), "allocation #3": (24 * F32, 24 * F32),
+        "allocation #4": (24 * 64 * F32, 24 * 64 * F32)},
 }
 
 
@@ -74,6 +85,17 @@ def test_wrong_variant_rejected_with_its_message(number, path):
         f"{path.name}: expected a failure containing {meta['EXPECTED']!r}, got {messages[:3]}"
     )
     assert not any("Traceback" in m for m in messages)
+
+
+NATURAL = natural_files()
+
+
+@pytest.mark.parametrize("number,path", NATURAL, ids=[f"ex{n:02d}-{p.stem}" for n, p in NATURAL])
+def test_natural_file_passes(number, path):
+    """Correct learner files that differ from the solution (tests/natural/exNN/) must pass."""
+    assert (path.read_text().lstrip().startswith('"""')), f"{path} must say in its docstring how it differs"
+    run = grade(number, path)
+    assert run.passed, f"{path.name} is correct but failed: {failure_messages(run)}"
 
 
 def test_every_exercise_file_is_in_the_catalogue():

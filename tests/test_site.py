@@ -32,6 +32,7 @@ from site_helpers import DOCS, ROOT, SCREENSHOTS
 PLOT_SCRIPT = DOCS / "scripts" / "plot_measurements.py"
 MASKING_SCRIPT = DOCS / "scripts" / "masking_pitfalls.py"
 BY_HAND_SCRIPT = DOCS / "scripts" / "online_softmax_by_hand.py"
+DECODE_MERGE_SCRIPT = DOCS / "scripts" / "decode_merge_by_hand.py"
 MEASUREMENTS = DOCS / "measurements"
 PLOTS = DOCS / "assets" / "plots"
 MESSAGES = DOCS / "assets" / "messages"
@@ -202,6 +203,47 @@ def test_online_softmax_numbers_in_chapter_6():
     numbers = set(re.findall(r"\d+\.\d{6}", result.stdout)) - {"0.000000"}
     missing = sorted(n for n in numbers if n not in chapter)
     assert not missing, f"chapter 6 lacks numbers the script computes: {missing}"
+
+
+def test_decode_merge_by_hand_is_current():
+    """Chapter 9 includes the script's output; the committed copy must be what the script prints now."""
+    result = _run(DECODE_MERGE_SCRIPT)
+    assert result.returncode == 0, result.stderr
+    committed = DOCS / "assets" / "decode-merge-by-hand.txt"
+    assert result.stdout == committed.read_text(), \
+        "docs/assets/decode-merge-by-hand.txt is stale: python docs/scripts/decode_merge_by_hand.py > it"
+    assert 'docs/assets/decode-merge-by-hand.txt' in (DOCS / "chapters" / "09_decode.md").read_text()
+
+
+def _synthetic_decode(folder: Path) -> None:
+    """Files in the shape grader/benchmarks/ex08_decode.py writes, with made-up numbers."""
+    meta = {"gpu": "Synthetic GPU", "ceiling_gbps": 4000.0, "exercise": 8}
+    rows = [{"kernel": "flashinfer-status", "ms": None, "version": None, "error": "import flashinfer failed"}]
+    for B, S in ((1, 32768), (8, 8192), (64, 4096)):
+        for kernel, fraction in (("solution-page16", 0.9), ("solution-page64", 0.91), ("sdpa-gathered", 0.3),
+                                 ("per-query-head", 0.2)):
+            rows.append({"kernel": kernel, "B": B, "S_k": S, "ms": 0.05, "gbps": 4000 * fraction,
+                         "fraction": fraction})
+    rows += [{"kernel": "solution", "B": B, "S_k": S, "sweep": True, "page_size": 16, "ms": 0.01 * S / 1024,
+              "gbps": 3000.0, "fraction": 0.75} for B in (1, 8) for S in (1024, 4096)]
+    (folder / "mine-ex08-decode.json").write_text(json.dumps({"meta": meta, "rows": rows}))
+    steps = [{"kernel": "step", "op": name, "B": B, "S_k": 4096, "ms": 0.01, "gbps": 1000.0, "share": share}
+             for B in (1, 64) for name, share in (("qkv_projection", 0.4), ("attention", 0.6))]
+    (folder / "mine-ex08-decode-step.json").write_text(json.dumps({"meta": {"gpu": "Synthetic GPU"}, "rows": steps}))
+
+
+def test_plot_script_draws_the_decode_figures(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    _synthetic_decode(data)
+    out = tmp_path / "plots"
+    result = _run(PLOT_SCRIPT, "--measurements", data, "--out", out)
+    assert result.returncode == 0, result.stderr
+    for name in ("decode_targets.svg", "decode_sweep.svg", "decode_step.svg"):
+        assert (out / name).is_file(), name
+    assert not (out / "ex08_bandwidth.svg").exists(), "exercise 8's shapes must not be joined into one line"
+    sources = (out / "SOURCES.md").read_text()
+    assert "| `decode_step.svg` | `mine-ex08-decode-step.json` |" in sources
 
 
 def test_tolerance_table_matches_grader():

@@ -708,6 +708,118 @@ def plot_power_drift(m: Measurements, out: Path, written: dict) -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------------------------------
+# Exercise 8: decode over a paged KV cache (drawn once docs/measurements holds its files)
+# ---------------------------------------------------------------------------------------------------
+
+#: Exercises whose benchmark file mixes shape families: drawn by their own figures, not plot_exercise.
+DEDICATED = {8}
+
+DECODE_KERNELS = (  # (row kernel, label, colour) in the order of the bars
+    ("solution-page16", "exercise 8's solution, pages of 16", COLOURS["solution"]),
+    ("solution-page64", "exercise 8's solution, pages of 64", "#98df8a"),
+    ("flashinfer-page16", "FlashInfer, pages of 16", "#9467bd"),
+    ("flashinfer-page64", "FlashInfer, pages of 64", "#c5b0d5"),
+    ("sdpa-gathered", "SDPA, gather + attention", COLOURS["sdpa"]),
+    ("sdpa-contiguous", "SDPA alone, contiguous cache", "#aec7e8"),
+    ("per-query-head", "one program per (sequence, query head)", COLOURS["naive"]),
+)
+
+
+def plot_decode_targets(m: Measurements, out: Path, written: dict) -> None:
+    """Exercise 8 at the three target shapes: each kernel's fraction of the ceiling, timed in turns."""
+    source = m.exercises.get(8)
+    if source is None:
+        return
+    rows = [r for r in source.data["rows"] if r.get("fraction") is not None and not r.get("sweep")
+            and "page_size" not in r and r.get("S_k")]
+    shapes = sorted({(r["B"], r["S_k"]) for r in rows})
+    if not shapes:
+        return
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    width = 0.8 / len(DECODE_KERNELS)
+    for i, (kernel, label, colour) in enumerate(DECODE_KERNELS):
+        xs, ys = [], []
+        for j, shape in enumerate(shapes):
+            found = [r for r in rows if r["kernel"] == kernel and (r["B"], r["S_k"]) == shape]
+            if found:
+                xs.append(j - 0.4 + (i + 0.5) * width)
+                ys.append(100 * found[0]["fraction"])
+        if xs:
+            ax.bar(xs, ys, width, color=colour, label=label)
+    ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1, label="measured ceiling")
+    ax.set_xticks(range(len(shapes)))
+    ax.set_xticklabels([f"B {b}, S_k {s}" for b, s in shapes])
+    ax.set_ylabel("% of the measured ceiling\n(minimum bytes / time)")
+    ax.set_ylim(0, 110)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("Decode attention, H_q 32, H_kv 8, D 128, bf16: a paged cache against its peers", fontsize=10)
+    _save(fig, out, "decode_targets.svg", [source], written)
+
+
+def plot_decode_sweep(m: Measurements, out: Path, written: dict) -> None:
+    """The solution (and FlashInfer, dashed) over S_k, one line per batch size."""
+    source = m.exercises.get(8)
+    if source is None:
+        return
+    rows = [r for r in source.data["rows"] if r.get("sweep") and r.get("fraction") is not None]
+    if not rows:
+        return
+    fig, ax = plt.subplots(figsize=(8.5, 4.4))
+    colours = plt.get_cmap("viridis")
+    batches = sorted({r["B"] for r in rows})
+    for i, B in enumerate(batches):
+        colour = colours(i / max(1, len(batches) - 1))
+        for kernel, style, label in (("solution", "-", f"B {B}, solution"), ("flashinfer", ":", f"B {B}, FlashInfer")):
+            pts = sorted((r["S_k"], 100 * r["fraction"]) for r in rows if r["B"] == B and r["kernel"] == kernel)
+            if pts:
+                ax.plot(*zip(*pts), style, marker="o" if kernel == "solution" else None, ms=4, color=colour,
+                        label=label)
+    ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.set_xlabel("S_k, cached tokens per sequence (pages of 16)")
+    ax.set_ylabel("% of the measured ceiling")
+    ax.set_ylim(0, 110)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1)
+    ax.set_title("Decode attention, H_q 32, H_kv 8, D 128, bf16: one line per batch size", fontsize=10)
+    _save(fig, out, "decode_sweep.svg", [source], written)
+
+
+def plot_decode_step(m: Measurements, out: Path, written: dict) -> None:
+    """Amdahl for one decode step of one layer: each operator's share of the time, per (B, S_k)."""
+    source = _extra(m, "ex08-decode-step.json")
+    if source is None:
+        return
+    rows = [r for r in source.data["rows"] if r.get("kernel") == "step" and r.get("share") is not None]
+    shapes = sorted({(r["B"], r["S_k"]) for r in rows})
+    if not shapes:
+        return
+    names = list(dict.fromkeys(r["op"] for r in rows))
+    fig, ax = plt.subplots(figsize=(8.5, 0.55 * len(shapes) + 1.6))
+    colours = plt.get_cmap("tab10")
+    for j, shape in enumerate(shapes):
+        left = 0.0
+        for i, name in enumerate(names):
+            found = [r for r in rows if (r["B"], r["S_k"]) == shape and r["op"] == name]
+            if not found:
+                continue
+            share = 100 * found[0]["share"]
+            colour = "#d62728" if "attention" in name else colours(i % 10)
+            ax.barh(j, share, left=left, color=colour, label=name.replace("_", " ") if j == 0 else None)
+            if "attention" in name:
+                ax.annotate(f"{share:.0f}%", (left + share / 2, j), ha="center", va="center", fontsize=7,
+                            color="white")
+            left += share
+    ax.set_yticks(range(len(shapes)))
+    ax.set_yticklabels([f"B {b}, S_k {s}" for b, s in shapes])
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of one layer's decode step (each operator timed alone)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("One decode step of a Llama-3-8B-shaped layer: attention against the weight reads", fontsize=10)
+    _save(fig, out, "decode_step.svg", [source], written)
+
+
 def write_sources(out: Path, written: dict[str, list[str]]) -> None:
     lines = ["| plot | drawn from |", "|---|---|"]
     for name, files in written.items():
@@ -743,7 +855,12 @@ def main(argv: list[str] | None = None) -> int:
     plot_roofline(measurements, args.out, written)
     plot_attention_variants(measurements, args.out, written)
     plot_power_drift(measurements, args.out, written)
+    plot_decode_targets(measurements, args.out, written)
+    plot_decode_sweep(measurements, args.out, written)
+    plot_decode_step(measurements, args.out, written)
     for number, source in sorted(measurements.exercises.items()):
+        if number in DEDICATED:
+            continue
         if any(r.get("gbps") for r in source.data["rows"] if isinstance(r, dict)):
             plot_exercise(number, source, args.out, written)
     write_sources(args.out, written)
