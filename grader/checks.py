@@ -303,6 +303,19 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
             f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
             f"without a mask reaches past the end): {sentence}"
         )
+    for name in (max_passes or {}):
+        passes = counted.passes(name)
+        if passes < 1.0 - 1e-9:  # what must be read was not all read: a tail left behind
+            raise GradeFailure(
+                f"your kernel read only {100 * passes:.1f}% of `{name}`: part of the input was never loaded (is the "
+                f"grid a block short, or a mask too strict?). {sentence}")
+    returned = outcome.returned
+    if returned is not None and returned.name in counted.names():
+        written = counted.write_passes(returned.name)
+        if written < 1.0 - 1e-9:
+            raise GradeFailure(
+                f"your kernel wrote only {100 * written:.1f}% of `out`: part of the output was never stored (is the "
+                f"grid a block short, or a mask too strict?). {sentence}")
     for name, limit in (max_passes or {}).items():
         passes = counted.passes(name)
         if passes > limit + 1e-9:

@@ -34,12 +34,21 @@ def _best(entry: dict) -> str:
     return f"{best:.0%}" + (f" · {gbps:.0f} GB/s" if isinstance(gbps, (int, float)) else "")
 
 
+def _floor(exercise: catalogue.Exercise) -> str:
+    """The pass mark on a GPU: a fraction of the measured ceiling (or, for attention, of SDPA)."""
+    if exercise.floor is None:
+        return "–"
+    return f"{exercise.floor:.0%}"
+
+
 def progress_table(state: progress.State) -> Table:
-    table = Table(title="Exercises", title_justify="left", caption="best: the highest fraction of your GPU's "
-                  "measured bandwidth ceiling one of your graded runs reached (GPU only)", caption_justify="left")
+    table = Table(title="Exercises", title_justify="left", caption="floor: what a pass needs on a GPU, a fraction of "
+                  "your GPU's measured bandwidth ceiling unless the exercise's page names another yardstick; best: "
+                  "the highest fraction one of your graded runs reached (GPU only)", caption_justify="left")
     table.add_column("#", justify="right")
     table.add_column("exercise", ratio=1)
     table.add_column("state", no_wrap=True)
+    table.add_column("floor", justify="right", no_wrap=True)
     table.add_column("best", justify="right", no_wrap=True)
     table.add_column("when", no_wrap=True)
     for exercise in catalogue.EXERCISES:
@@ -48,7 +57,8 @@ def progress_table(state: progress.State) -> Table:
         if not entry.get("state") and not available(exercise):
             label, style = "not available yet", "dim italic"
         when = entry.get("passed_at") if entry.get("state") == "passed" else entry.get("last_run")
-        table.add_row(str(exercise.number), exercise.title, Text(label, style=style), _best(entry), when or "–")
+        table.add_row(str(exercise.number), exercise.title, Text(label, style=style), _floor(exercise), _best(entry),
+                      when or "–")
     return table
 
 

@@ -591,7 +591,9 @@ def _phrase(verb: str, noun: str, name: str, moved: int, size: int, allowed: flo
     if moved == size:
         return f"{verb} `{name}` once"
     if moved < size:
-        return f"{verb} {100 * times:.0f}% of `{name}` ({format_bytes(moved)} of {format_bytes(size)})"
+        share = 100 * times
+        shown = f"{share:.0f}" if share < 99.5 else f"{share:.1f}" if share < 99.95 else f"{share:.2f}"
+        return f"{verb} only {shown}% of `{name}` ({format_bytes(moved)} of {format_bytes(size)})"
     minimum = f"one {noun}" if allowed == 1 else f"{_times(allowed)} {noun}s"
     return f"{verb} `{name}` {times:.2f} times ({_times(times)} × {format_bytes(size)}; the minimum is {minimum})"
 

@@ -60,3 +60,13 @@ def failure_messages(run) -> list[str]:
     if run.fatal:
         messages.append(run.fatal)
     return messages
+
+
+def pristine_stub(exercise, folder: Path) -> Path:
+    """The exercise's stub as committed (git), written into ``folder``: the course's tests never read
+    the learner's working file, which a learner who solved the exercise has changed."""
+    from grader import workspace
+
+    target = Path(folder) / Path(exercise.learner_file).name
+    target.write_bytes(workspace.pristine(exercise.learner_path))
+    return target

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from grader import catalogue, cli, progress, watching, workspace
 from grader.results import CheckRecord as CheckResult, RunResult
+from tests.grading import pristine_stub
 
 ROOT = catalogue.ROOT
 EX1 = catalogue.get(1)
@@ -143,7 +144,7 @@ def learner_repo(tmp_path, monkeypatch):
         pytest.skip("git is not installed")
     repo = tmp_path / "course"
     (repo / "exercises").mkdir(parents=True)
-    shutil.copy(EX1.learner_path, repo / EX1.learner_file)
+    pristine_stub(EX1, repo / "exercises")
     _git(repo, "init", "-q")
     _git(repo, "add", EX1.learner_file)
     _git(repo, "commit", "-q", "-m", "stub")

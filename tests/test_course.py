@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from grader import catalogue
-from tests.grading import ROOT, failure_messages, grade, natural_files, variant_metadata, wrong_variants
+from tests.grading import ROOT, failure_messages, grade, natural_files, pristine_stub, variant_metadata, wrong_variants
 
 READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]
 
@@ -62,8 +62,8 @@ def test_solution_passes(exercise):
 
 
 @pytest.mark.parametrize("exercise", READY, ids=lambda e: f"ex{e.number:02d}")
-def test_stub_says_not_implemented(exercise):
-    run = grade(exercise.number, exercise.learner_path)
+def test_stub_says_not_implemented(exercise, tmp_path):
+    run = grade(exercise.number, pristine_stub(exercise, tmp_path))
     assert not run.passed
     messages = failure_messages(run)
     assert messages, "the stub produced no failing check"

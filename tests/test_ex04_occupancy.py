@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from grader import catalogue
 from grader.specs import ex04_softmax_persistent as spec
+from tests.grading import pristine_stub
 
 
 def _load(path):
@@ -19,7 +22,7 @@ def _load(path):
 
 EXERCISE = catalogue.get(4)
 SOLUTION = _load(EXERCISE.solution_path)
-STUB = _load(EXERCISE.learner_path)
+STUB = _load(pristine_stub(EXERCISE, Path(tempfile.mkdtemp(prefix="ex04-stub-"))))  # the stub as committed
 
 
 @pytest.mark.parametrize("case", spec.OCCUPANCY_CASES, ids=lambda c: c[0])

@@ -220,7 +220,9 @@ def pytest_runtest_logstart(nodeid, location):
     if session.process is not None:
         record = session.record
         session.process.record = record
-        session.process.on_call = lambda outcome: record.launches.append(len(outcome.launches))
+        # Launches per call of the learner's kernels (calls of plain functions, a byte model, launch none).
+        session.process.on_call = lambda outcome: record.launches.append(len(outcome.launches)) \
+            if outcome.launches else None
         try:
             session.process.new_check(check_name(nodeid), time.monotonic() + session.timeout)
         except GradeFailure:

@@ -38,7 +38,7 @@ import torch
 
 from grader import catalogue, checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
-from grader.failures import GradeFailure, describe_exception
+from grader.failures import GradeFailure
 
 FUNCTION = "decode_attention"
 EXERCISE = catalogue.get(8)
@@ -182,14 +182,15 @@ def _learner_call(learner, name: str, signature: str, *args, **kwargs):
         raise GradeFailure(f"your file does not define `{name}`: keep the functions the stub defines ({signature})")
     try:
         return fn(*args, **kwargs)
-    except TypeError as exc:
-        raise GradeFailure(f"`{name}` raised TypeError: {exc}. Keep the stub's signature: {signature}") from None
-    except ZeroDivisionError as exc:
-        where = describe_exception(exc, checks.CONTEXT.learner_file)
-        raise GradeFailure(f"{where}. Called as {name}{args}: a count of tiles or programs can be 0 "
-                           "(an empty cache); guard the division or round up with -(-a // b)") from None
-    except Exception as exc:
-        raise describe_exception(exc, checks.CONTEXT.learner_file) from None
+    except GradeFailure as failure:  # the learner's exception, as a sentence and a class name
+        said = str(failure)
+        if failure.raised == "TypeError":
+            raise GradeFailure(f"`{name}` {said.removeprefix('your code ')}. Keep the stub's signature: "
+                               f"{signature}") from None
+        if failure.raised == "ZeroDivisionError":
+            raise GradeFailure(f"{said}. Called as {name}{args}: a count of tiles or programs can be 0 "
+                               "(an empty cache); guard the division or round up with -(-a // b)") from None
+        raise
 
 
 @pytest.mark.parametrize("case", NUM_SPLITS_CASES, ids=lambda c: c[0])
@@ -217,18 +218,15 @@ def learner_byte_model(learner):
 
 
 @pytest.mark.parametrize("case", BYTE_MODEL_CASES, ids=lambda c: f"B{len(c[0])}-S{max(c[0])}-G{c[3] // c[4]}")
-def test_byte_model(learner_byte_model, case):
+def test_byte_model(learner_byte_model, case, check):
     args = tuple(case)
     lens, num_pages, page_size, H_q, H_kv, D, s = args
     low, high = minimum_bytes(*args), per_query_head_bytes(*args)
-    checks.CONTEXT.extra["byte_model"] = {"cache_lens": list(lens), "H_q": H_q, "H_kv": H_kv, "D": D,
+    check.extra["byte_model"] = {"cache_lens": list(lens), "H_q": H_q, "H_kv": H_kv, "D": D,
                                           "element_size": s, "minimum_bytes": low, "per_query_head_bytes": high,
                                           "ratio": round(high / low, 4)}
     for name in ("minimum_bytes", "per_query_head_bytes"):
-        try:
-            value = learner_byte_model[name](list(lens), num_pages, page_size, H_q, H_kv, D, s)
-        except Exception as exc:
-            raise describe_exception(exc, checks.CONTEXT.learner_file) from None
+        value = learner_byte_model[name](list(lens), num_pages, page_size, H_q, H_kv, D, s)
         message = diagnose_byte_model(name, args, value)
         checks.require(message is None, message or "")
 
@@ -550,7 +548,7 @@ RESCALE_S = 320
 #: Sequences in the probe that must not be split: more (sequence, KV head) pairs than any wave holds.
 UNSPLIT_B = {"interpreter": 32, "gpu": 2048}
 
-_RESCALING: dict[tuple[int, torch.dtype], str | None] = {}  # one probe per learner function and dtype
+_RESCALING: dict[tuple[str, torch.dtype], str | None] = {}  # one probe per learner function and dtype
 
 
 def _probe_right(fn, inputs, dtype) -> bool | None:
@@ -563,7 +561,7 @@ def _probe_right(fn, inputs, dtype) -> bool | None:
 
 
 def _rescaling_mistake(fn, dtype, rng, device, mode) -> str | None:
-    key = (id(fn), dtype)
+    key = (getattr(fn, "__name__", str(id(fn))), dtype)  # one learner file per judge
     if key not in _RESCALING:
         _RESCALING[key] = _probe_rescaling(fn, dtype, rng, device, mode)
     return _RESCALING[key]
@@ -735,7 +733,7 @@ def _split_kernel_programs(report, k_cache) -> int | None:
     return None
 
 
-def test_splits_the_keys(learner_function, rng, device, mode):
+def test_splits_the_keys(learner_function, rng, device, mode, check):
     """One long sequence: (sequence, KV head) pairs alone leave most SMs idle; the keys must be split."""
     case = SPLIT_CASE[mode]
     inputs = make_inputs(case, torch.float16, rng, device)
@@ -745,7 +743,7 @@ def test_splits_the_keys(learner_function, rng, device, mode):
                    "itself to your kernel")
     pairs = case.B * case.H_kv
     sms = INTERPRETER_NUM_SMS if mode != "gpu" else torch.cuda.get_device_properties(0).multi_processor_count
-    checks.CONTEXT.extra["split"] = {"programs": programs, "sequence_kv_head_pairs": pairs, "sms": sms}
+    check.extra["split"] = {"programs": programs, "sequence_kv_head_pairs": pairs, "sms": sms}
     if programs < 2 * pairs:
         raise GradeFailure(
             f"your kernel that reads k_cache ran {programs} program{'s' if programs != 1 else ''} for one sequence "
@@ -788,7 +786,7 @@ def test_traffic(learner_function, rng, device):
 SCORES_CASE = Case(1, 4, 1, 64, 16, (2500,))
 
 
-def test_no_scores_in_memory(learner_function, rng, device, mode):
+def test_no_scores_in_memory(learner_function, rng, device, mode, check):
     """The S_k scores of each query head stay on chip: scratch memory stays far below one number per score."""
     case = SCORES_CASE if mode != "gpu" else Case(1, 32, 8, 128, 16, (32768,))
     q, k_cache, v_cache, block_table, cache_lens = make_inputs(case, torch.float16, rng, device)
@@ -796,26 +794,17 @@ def test_no_scores_in_memory(learner_function, rng, device, mode):
     budget = case.B * case.H_q * sum(case.lens) * 2  # one fp16 number per (query head, token)
     inputs = {"q": q, "k_cache": k_cache, "v_cache": v_cache, "block_table": block_table, "cache_lens": cache_lens}
     if mode == "gpu":
-        try:
-            learner_function(*inputs.values())  # compiles outside the measurement
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            before = torch.cuda.memory_allocated()
-            learner_function(*inputs.values())
-            torch.cuda.synchronize()
-            scratch = torch.cuda.max_memory_allocated() - before - out_bytes
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:
-            raise describe_exception(exc, checks.CONTEXT.learner_file) from None
+        learner_function(*inputs.values())  # compiles outside the measurement
+        outcome = learner_function.call(*inputs.values(), memory=True)  # peak allocated in the learner's process
+        scratch = int((outcome.memory or {}).get("peak_bytes", 0)) - out_bytes
         what = f"allocated {scratch:,} bytes besides `out`"
     else:
         record = checks.expect_traffic(learner_function, inputs, minimum_bytes=minimum_bytes(
             list(case.lens), k_cache.shape[0], case.page_size, case.H_q, case.H_kv, case.D, 2))
-        checks.CONTEXT.extra["scratch_traffic"] = checks.CONTEXT.extra.pop("traffic")  # `traffic` is test_traffic's
+        check.extra["scratch_traffic"] = check.extra.pop("traffic")  # `traffic` is test_traffic's
         scratch = record["stored"] - out_bytes
         what = f"stored {scratch:,} bytes besides `out`"
-    checks.CONTEXT.extra["scratch_bytes"] = scratch
+    check.extra["scratch_bytes"] = scratch
     if scratch >= budget:
         raise GradeFailure(
             f"the scores went to memory? Your call {what} for {case.describe()}: at least one fp16 number per query "
@@ -829,9 +818,10 @@ def test_no_scores_in_memory(learner_function, rng, device, mode):
 PERF_SHAPES = [(1, 32, 8, 128, 32768, 16), (8, 32, 8, 128, 8192, 16)]
 
 
-def perf_inputs(B, H_q, H_kv, D, S, ps, dtype=torch.bfloat16, seed: int = 8):
+def perf_inputs(B, H_q, H_kv, D, S, ps, dtype=torch.bfloat16, generator: torch.Generator | None = None):
     """A full paged cache (every sequence S tokens) with its pages shuffled through the pool, on the GPU."""
-    generator = torch.Generator(device="cuda").manual_seed(seed)
+    if generator is None:
+        generator = torch.Generator(device="cuda").manual_seed(8)
     pages_per_seq = -(-S // ps)
     num_pages = B * pages_per_seq
     k = torch.randn((num_pages, ps, H_kv, D), device="cuda", dtype=dtype, generator=generator)
@@ -848,49 +838,54 @@ def gathered(k_cache, block_table, S):
     return k_cache[block_table.long()].reshape(B, -1, *k_cache.shape[2:])[:, :S].transpose(1, 2)
 
 
-def test_performance(learner_function, mode):
+def test_performance(learner_function, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
     results, failures = [], []
     for B, H_q, H_kv, D, S, ps in PERF_SHAPES:
-        q, k, v, table, lens = perf_inputs(B, H_q, H_kv, D, S, ps)
         label = f"B {B}, H_q {H_q}, H_kv {H_kv}, D {D}, S_k {S}, page_size {ps}, bf16"
-        want = F.scaled_dot_product_attention(q.float().unsqueeze(2), gathered(k, table, S).float(),
-                                              gathered(v, table, S).float(), enable_gqa=True).squeeze(2)
 
-        def check(out, want=want, label=label):
+        def make_set(generator, shape=(B, H_q, H_kv, D, S, ps)):
+            return list(perf_inputs(*shape, generator=generator)), {}
+
+        def verify(out, args, kwargs, S=S, label=label):
+            q, k, v, table, lens = args
+            want = F.scaled_dot_product_attention(q.float().unsqueeze(2), gathered(k, table, S).float(),
+                                                  gathered(v, table, S).float(), enable_gqa=True).squeeze(2)
             try:  # a loose check that catches a wrong answer, not rounding
                 expect_close(out, want.double(), dtype=torch.bfloat16, tolerance=Tolerance(rtol=3e-2, atol=2e-2),
                              poisoned=False)
             except GradeFailure as failure:
                 raise GradeFailure(f"at the benchmark size ({label}) your output is wrong: {failure}") from None
 
-        nbytes = minimum_bytes([S] * B, k.shape[0], ps, H_q, H_kv, D, 2)
-        checks.CONTEXT.performance = None  # a failure before the timing leaves it None: re-raised below
+        pages = B * -(-S // ps)
+        nbytes = minimum_bytes([S] * B, pages, ps, H_q, H_kv, D, 2)
+        check.performance = None  # a failure before the timing leaves it None: re-raised below
         try:
-            record = checks.measure_bandwidth(learner_function, [q, k, v, table, lens], nbytes=nbytes,
-                                              floor=EXERCISE.floor, check=check, label=label)
+            record = checks.measure_bandwidth(learner_function, make_set, nbytes=nbytes, floor=EXERCISE.floor,
+                                              verify=verify, label=label)
         except GradeFailure as failure:
-            if checks.CONTEXT.performance is None:
+            if check.performance is None:
                 raise
-            record = dict(checks.CONTEXT.performance)
+            record = check.performance
             failures.append(str(failure))
-        record = dict(record, label=label,
-                      per_query_head_ratio=round(per_query_head_bytes([S] * B, 0, ps, H_q, H_kv, D, 2) / nbytes, 3))
+        record.details.update(label=label,
+                              per_query_head_ratio=round(per_query_head_bytes([S] * B, 0, ps, H_q, H_kv, D, 2) / nbytes, 3))
         results.append(record)
-        del q, k, v, table, lens, want
         torch.cuda.empty_cache()
-    worst = min(results, key=lambda r: r["fraction"])
-    lines = [f"decode attention on this {worst['gpu']} (minimum bytes: the valid K and V rows once, q and out; "
-             "medians of many runs, L2 flushed):"]
+    worst = min(results, key=lambda r: r.fraction)
+    lines = [f"decode attention on this {worst.gpu} (minimum bytes: the valid K and V rows once, q and out; "
+             "the grader's clock around calls on fresh inputs):"]
     for r in results:
-        lines.append(f"  {r['label']}: {r['achieved_gbps']:.0f} GB/s, {r['fraction']:.0%} of the measured ceiling "
-                     f"({r['ceiling_gbps']:.0f} GB/s), {r['ms'] * 1000:.1f} µs")
-    lines.append(f"  one program per (sequence, query head) would move {worst['per_query_head_ratio']:.1f}x these bytes "
-                 "(K and V once per query head, not per KV head)")
-    checks.CONTEXT.performance = dict(worst, lines=lines, cases=results,
-                                      verdict=f"{worst['verdict']} (the weaker of the two shapes: {worst['label']})")
+        lines.append(f"  {r.details['label']}: {r.achieved_gbps:.0f} GB/s, {r.fraction:.0%} of the measured ceiling "
+                     f"({r.ceiling_gbps:.0f} GB/s), {r.ms * 1000:.1f} µs")
+    lines.append(f"  one program per (sequence, query head) would move {worst.details['per_query_head_ratio']:.1f}x "
+                 "these bytes (K and V once per query head, not per KV head)")
+    worst.lines = lines + worst.lines
+    worst.verdict = f"{worst.verdict} (the weaker of the two shapes: {worst.details['label']})"
+    worst.details["cases"] = [r.to_json() for r in results]
+    check.performance = worst
     if failures:
         raise GradeFailure(failures[0])
