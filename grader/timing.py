@@ -44,6 +44,40 @@ ROUNDS = 5
 PROBES = 4096
 
 MakeSet = Callable[[torch.Generator], tuple[list, dict]]
+#: Calibration rounds (the first few warm the learner's process up and are dropped).
+CALIBRATION_ROUNDS, CALIBRATION_WARMUP = 15, 5
+#: Bytes the judge writes before each calibration round, as it refills the inputs before a timed one.
+CALIBRATION_BYTES = 512 << 20
+
+
+def calibrate(process) -> float:
+    """The judge's clock around one round that does no work: median ms.
+
+    Measured once per learner process, right after it starts on a GPU and *before* it imports the
+    learner's file (`grader.runner.Runner.calibration`): what a round costs besides the calls
+    themselves (the judge's GPU work handing over to another process's, a message each way, waking
+    the process). On an H200 this is about 0.7 ms, as much as a whole call of many exercises, so
+    `time_learner` subtracts it. The learner's code cannot enlarge it: it has not run yet.
+    """
+    from grader import protocol
+
+    filler = torch.empty(CALIBRATION_BYTES // 4, device="cuda")
+    times = []
+    for i in range(CALIBRATION_ROUNDS):
+        filler.normal_()
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        protocol.send(process._requests, {"op": "calibrate", "id": -1 - i})
+        reply = protocol.receive(process._replies, timeout=60)
+        elapsed = time.perf_counter() - started
+        if not reply.get("ok"):
+            raise GradeFailure("the learner's process could not calibrate the grader's clock", kind="crash")
+        if i >= CALIBRATION_WARMUP:
+            times.append(elapsed * 1000)
+    protocol.send(process._requests, {"op": "begin"})
+    del filler
+    torch.cuda.empty_cache()
+    return statistics.median(times)
 
 
 @dataclass
@@ -53,6 +87,7 @@ class Timing:
     ms: float
     rounds_ms: list[float]
     sets: int
+    overhead_ms: float = 0.0  # subtracted from every round (calibrated before the learner's file was imported)
     dobench_ms: float | None = None
     copied: bool = False  # the learner's outputs were made elsewhere and copied into the slots
     notes: list[str] = field(default_factory=list)
@@ -60,6 +95,7 @@ class Timing:
     def to_json(self) -> dict:
         return {"method": "the judge's clock around K calls on K fresh input sets (median of rounds)",
                 "sets": self.sets, "ms_per_call": round(self.ms, 5), "rounds_ms": [round(t, 5) for t in self.rounds_ms],
+                "round_overhead_ms": round(self.overhead_ms, 5),
                 "dobench_ms": None if self.dobench_ms is None else round(self.dobench_ms, 5),
                 "dobench_ratio": None if not self.dobench_ms else round(self.dobench_ms / self.ms, 4),
                 "outputs_copied": self.copied}
@@ -108,6 +144,8 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
     ``verify(out, args, kwargs)`` raises GradeFailure when an output is wrong; ``output_like`` is
     the shape and dtype of the (first) output."""
     process = fn.process
+    process.ready()
+    overhead = process.overhead_ms or 0.0
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
     inputs = [make_set(generator) for _ in range(sets)]
@@ -140,7 +178,7 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
                 verify(slot, args, kwargs)
             copied = copied or any(bool(c) for c in reply.get("copied") or [])
             if round_:
-                times.append(elapsed * 1000 / sets)
+                times.append(max(elapsed * 1000 - overhead, 0.0) / sets)
         dobench = None
         try:
             dobench = float(process.request({"op": "timing_dobench", "rep_ms": 100}, timeout=timeout).get("ms"))
@@ -153,7 +191,8 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
             pass
         del inputs, slots
         torch.cuda.empty_cache()
-    return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets, dobench_ms=dobench, copied=copied)
+    return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets, overhead_ms=overhead, dobench_ms=dobench,
+                  copied=copied)
 
 
 def time_local(fn: Callable, make_set: MakeSet, *, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0) -> Timing:

@@ -247,6 +247,14 @@ class _Recorder(TorchDispatchMode):
         return result
 
 
+# torch wraps a dispatch mode's __torch_dispatch__ so that the first call imports torch._dynamo (about 4 s
+# of CPU, in every learner process) to keep torch.compile from tracing the mode. Nothing here is
+# compiled: point the wrapper at the function itself, as if dynamo had already been asked.
+_raw_dispatch = getattr(_Recorder.__torch_dispatch__, "__wrapped__", None)
+if _raw_dispatch is not None:
+    setattr(_raw_dispatch, "__dynamo_disable", _raw_dispatch)
+
+
 class Watch:
     """Context manager: ``with Watch(device) as w: fn(...)``; then read ``w.result``."""
 
