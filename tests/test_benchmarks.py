@@ -139,7 +139,7 @@ def test_reduction_blocks_tells_a_persistent_kernel_from_a_looped_one():
 
 
 def test_triton_kernels_and_the_call_come_out_of_a_wrapper_module():
-    from grader.benchmarks.inductor_capture import call_function, triton_kernels
+    from grader.benchmarks.inductor_capture import call_function, launch_order, triton_kernels
 
     wrapper = ("import triton\n\ntriton_per_fused__softmax_0 = async_compile.triton('triton_per_fused__softmax_0', '''"
                + PERSISTENT_KERNEL + "''', device_str='cuda')\n\nasync_compile.wait(globals())\n\n"
@@ -150,10 +150,24 @@ def test_triton_kernels_and_the_call_come_out_of_a_wrapper_module():
         "triton_per_fused__softmax_0"]
     call = call_function(wrapper)
     assert call.startswith("def call(args):") and ".run(arg0_1" in call and "benchmark" not in call
+    assert launch_order(call) == ["triton_per_fused__softmax_0"]
     assert list(triton_kernels(LOOPED_KERNEL)) == ["triton_red_fused__softmax_0"]  # a kernel module on its own
     method = ("class Runner:\n    def __init__(self):\n        pass\n\n    def call(self, args):\n        x, = args\n"
               "        k.run(x, stream=s)\n        return (x, )\n\nrunner = Runner()\ncall = runner.call\n")
     assert call_function(method) == "def call(self, args):\n    x, = args\n    k.run(x, stream=s)\n    return (x, )\n"
+
+
+def test_the_main_kernel_is_the_last_one_launched():
+    from grader.benchmarks.ex03_softmax import main_kernel
+    from grader.benchmarks.inductor_capture import reduction_blocks
+
+    kernels = [{"name": "k_per", **reduction_blocks(PERSISTENT_KERNEL)},
+               {"name": "k_red", **reduction_blocks(LOOPED_KERNEL),
+                "autotuned": {"kwargs": {"XBLOCK": 1, "RBLOCK": 2048}, "num_warps": 16}}]
+    main = main_kernel(kernels, ["k_per", "k_red"])
+    assert main == {"kernels_generated": 2, "reduction": "looped", "r_block": 2048, "r_block_autotuned": True,
+                    "x_block": 1, "num_warps": 16, "loops_over_row": 3, "online_softmax": False, "sizes": "symbolic"}
+    assert main_kernel(kernels, ["k_red", "k_per"])["r_block"] == 1024
 
 
 def test_kernels_from_a_profiler_trace():

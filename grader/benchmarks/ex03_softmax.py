@@ -254,7 +254,27 @@ def first_call(modes: CompileModes, mode: str, x: torch.Tensor, dtype: str) -> t
         entry["kernels"] = [{"name": name, **capture.reduction_blocks(source),
                              **({"autotuned": configs[name]} if name in configs else {})}
                             for name, source in code.kernels().items()]
+        order = [name for w in code.wrappers()
+                 for name in capture.launch_order(capture.call_function(capture.GeneratedCode.source(w)))]
+        entry["launch_order"] = order
+        entry.update(main_kernel(entry["kernels"], order))
     return out, entry
+
+
+def main_kernel(kernels: list[dict], order: list[str]) -> dict:
+    """Flat fields of the kernel that writes the output (the last launched), for the site's selectors:
+    ``inductor[kernel=compile,N=8192,dtype=fp32].r_block`` and the like."""
+    by_name = {k["name"]: k for k in kernels}
+    last = next((by_name[name] for name in reversed(order) if name in by_name), kernels[-1] if kernels else None)
+    if last is None:
+        return {"kernels_generated": 0}
+    config = last.get("autotuned") or {}
+    kwargs = config.get("kwargs", {})
+    return {"kernels_generated": len(kernels), "reduction": last["kind"],
+            "r_block": last["r_block"] or kwargs.get("R0_BLOCK", kwargs.get("RBLOCK")),
+            "r_block_autotuned": last["r_block_autotuned"], "x_block": kwargs.get("XBLOCK"),
+            "num_warps": config.get("num_warps"), "loops_over_row": last["loops_over_row"],
+            "online_softmax": last["online_softmax"], "sizes": "constant" if last["static_rnumel"] else "symbolic"}
 
 
 # --- checking and timing ---------------------------------------------------------------------------
@@ -418,13 +438,20 @@ class Sweep:
         for first in self.record["first_compiles"]:
             if (first.get("N"), first.get("dtype"), m) == (n, dtype, M) and first["kernel"] in times:
                 runs = times[first["kernel"]]
-                first["warm_ms"] = None if isinstance(runs, str) else round(statistics.median(runs), 5)
+                if not isinstance(runs, str):
+                    warm = statistics.median(runs)
+                    first["warm_ms"] = round(warm, 5)
+                    first["warm_fraction"] = round(perf.gbps(nbytes, warm) / self.ceiling, 4)
         if self.diagnostics and m == M:
             for name in PEERS:
                 if name not in ready:
                     continue
                 try:
-                    call = {"kernel": name, **keys, **capture.launches_per_call(ready[name]),
+                    launches = capture.launches_per_call(ready[name])
+                    last = launches["launches"][-1] if launches["launches"] else {}
+                    call = {"kernel": name, **keys, **launches,
+                            "programs": _product(last.get("grid")), "threads_per_program": _product(last.get("block")),
+                            "kernel_names": " + ".join(k["name"] for k in launches["launches"]),
                             "host_us_per_call": capture.host_us_per_call(ready[name])}
                 except Exception as exc:
                     call = {"kernel": name, **keys, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
@@ -479,6 +506,15 @@ class Sweep:
         except Exception as exc:  # a shape that fails as a whole (out of memory...) is recorded, the run goes on
             self.record["rows"].append(benchmarks.failed_row("shape", exc, M=m, N=n, dtype=dtype))
             torch.cuda.empty_cache()
+
+
+def _product(values) -> int | None:
+    if not isinstance(values, (list, tuple)) or not values:
+        return None
+    total = 1
+    for v in values:
+        total *= int(v)
+    return total
 
 
 def describe_kernel(blocks: dict, config: dict | None) -> str:
@@ -567,11 +603,20 @@ def summary(record: dict) -> str:
             lines.append(f"{dtype:<5} {n:>6} " + " ".join(f"{pct(k, n, dtype):>8}" for k, _ in columns)
                          + f"  {best_text}")
     lines.extend(check_targets(by))
-    for entry in record.get("inductor", []):
-        if entry.get("N") in CAPTURE_AT and entry.get("dtype") == "fp32" and entry.get("kernels"):
+    for entry in record.get("inductor", []):  # every fp32 compile at M = 4096 (dynamic=False: two shapes)
+        if (entry.get("dtype") == "fp32" and entry.get("M") == M and entry.get("kernels")
+                and (entry["kernel"] != "compile" or entry.get("N") in CAPTURE_AT)):
             for k in entry["kernels"]:
                 lines.append(f"inductor {entry['kernel']} compiled at N={entry['N']}: {k['name']}: "
                              f"{describe_kernel(k, k.get('autotuned'))}")
+            for warning in entry.get("warnings", [])[:2]:
+                lines.append(f"  warned: {warning[:150]}")
+    for call in record.get("calls", []):
+        if call.get("dtype") == "fp32" and call.get("N") in CAPTURE_AT and call["kernel"] in COMPILE_MODES:
+            lines.append(f"call {call['kernel']} N={call['N']}: {call.get('kernels_per_call')} kernel(s): "
+                         f"{call.get('kernel_names')}, {call.get('programs')} programs x "
+                         f"{call.get('threads_per_program')} threads, GPU {call.get('gpu_us_per_call')} us, "
+                         f"host {call.get('host_us_per_call')} us")
     for first in record.get("first_compiles", []):
         if "ms" in first:
             warm = first.get("warm_ms")
@@ -594,11 +639,12 @@ def check_targets(by: dict) -> list[str]:
     lines.append(f"[{'ok' if top and top >= 0.90 else 'MISSED'}] fp32 N=32768: solution "
                  f"{'-' if top is None else f'{100 * top:.1f}%'} of the ceiling (target >= 90%)")
     for dtype in ("fp32", "bf16"):
-        missed_torch, missed_compile = [], []
+        missed_torch, missed_compile, seen = [], [], []
         for n in (1024, 2048, 4096, 8192, 16384, 32768):
             sol = fraction("solution", n, dtype)
             if sol is None:
                 continue
+            seen.append(n)
             eager = fraction("torch", n, dtype)
             if eager is not None and sol <= eager:
                 missed_torch.append(n)
@@ -608,6 +654,9 @@ def check_targets(by: dict) -> list[str]:
                     continue
                 if (n >= 4096 and sol <= comp) or (n < 4096 and sol * 1.03 < comp):
                     missed_compile.append(f"{n} ({mode})")
+        if not seen:
+            lines.append(f"[no data] {dtype}: no solution row at N = 1024 ... 32768")
+            continue
         lines.append(f"[{'MISSED' if missed_torch else 'ok'}] {dtype}: solution ahead of torch.softmax at every N"
                      + (f"; not at {missed_torch}" if missed_torch else ""))
         lines.append(f"[{'MISSED' if missed_compile else 'ok'}] {dtype}: ahead of every torch.compile mode from "

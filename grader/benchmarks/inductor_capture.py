@@ -9,7 +9,8 @@ moves with the way it was compiled, rather than only *that* it moves:
   and one can change what the other compiles. Each way of compiling gets a function of its own.
 * `GeneratedCode` — the Python modules Inductor loaded during a call (the wrapper whose ``call``
   launches the kernels, and the Triton kernels), read from Inductor's ``PyCodeCache``.
-* `triton_kernels(source)` — the Triton kernels in a generated module: name and source.
+* `triton_kernels(source)` — the Triton kernels in a generated module: name and source;
+  `call_function` and `launch_order` — the wrapper's ``call`` and the kernels it launches, in order.
 * `reduction_blocks(kernel_source)` — what the source says about a reduction kernel: persistent
   (the whole row in one block of ``R0_BLOCK`` lanes, fixed in the source) or looped (a loop over
   the row in blocks of ``R0_BLOCK``, chosen by the autotuner), how many loops walk the row, whether
@@ -136,6 +137,11 @@ def call_function(source: str) -> str:
             body.append(following)
         return textwrap.dedent("\n".join(body)).rstrip() + "\n"
     return ""
+
+
+def launch_order(call_source: str) -> list[str]:
+    """Names of the kernels a wrapper's ``call`` launches, in order (``name.run(...)``)."""
+    return re.findall(r"^\s*(\w+)\.run\(", call_source, re.M)
 
 
 def reduction_blocks(source: str) -> dict:
