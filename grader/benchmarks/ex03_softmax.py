@@ -464,7 +464,7 @@ class Sweep:
 
     def capture_code(self, n: int) -> None:
         """The generated code each compile mode ran at this shape, for the attachment."""
-        for mode in COMPILE_MODES + ("variant_compile_dynamic_from32768",):
+        for mode in COMPILE_MODES + (("variant_compile_dynamic_from32768",) if n >= 4096 else ()):
             code = self.modes.latest.get(self.modes.code_key(mode, M, n, "fp32"))
             if code is None:
                 continue
@@ -613,6 +613,9 @@ def summary(record: dict) -> str:
                 lines.append(f"  warned: {warning[:150]}")
     for call in record.get("calls", []):
         if call.get("dtype") == "fp32" and call.get("N") in CAPTURE_AT and call["kernel"] in COMPILE_MODES:
+            if "error" in call:
+                lines.append(f"call {call['kernel']} N={call['N']}: not profiled ({call['error'][:100]})")
+                continue
             lines.append(f"call {call['kernel']} N={call['N']}: {call.get('kernels_per_call')} kernel(s): "
                          f"{call.get('kernel_names')}, {call.get('programs')} programs x "
                          f"{call.get('threads_per_program')} threads, GPU {call.get('gpu_us_per_call')} us, "
