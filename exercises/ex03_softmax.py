@@ -15,8 +15,8 @@ In this exercise you will learn:
 The contract: ``softmax(x)`` takes a 2-D tensor (M, N) of float32, float16 or bfloat16 whose rows
 may be any distance apart (``x.stride(0) >= N``), with rows of up to 128 KiB (N up to 32768 in
 float32, 65536 in float16 or bfloat16), and returns a new contiguous tensor of the same shape and
-dtype. A logit of -inf gives exactly 0; a row that is
-entirely -inf gives NaN, as ``torch.softmax`` does. One kernel launch per call.
+dtype. A logit of -inf gives exactly 0; a row that is entirely -inf gives NaN, as
+``torch.softmax`` does. One kernel launch per call.
 
 Fill in the places marked TODO, then run ``grade exercise 3``. ``grade hint 3`` gives a hint
 when you are stuck.

@@ -14,8 +14,8 @@ In this exercise you will learn:
 
 The contract is exercise 3's: ``softmax_persistent(x)`` for a 2-D tensor (M, N) of float32,
 float16 or bfloat16, any row stride, rows of up to 128 KiB (N up to 32768 in float32, 65536 in
-16-bit types); a new contiguous output of x's dtype; a -inf
-logit gives exactly 0 and an all -inf row gives NaN; one kernel launch per call.
+16-bit types); a new contiguous output of x's dtype; a -inf logit gives exactly 0 and an all -inf
+row gives NaN; one kernel launch per call.
 
 You write four things, marked TODO: the two occupancy functions (``programs_per_sm`` and
 ``grid_size``: the grader checks them on hand-computed cases, no GPU needed), the kernel's row
@@ -39,6 +39,7 @@ MAX_ROW_BYTES = 128 * 1024
 def max_cols(dtype: torch.dtype) -> int:
     """The longest row one block holds for ``dtype``: 32768 float32 or 65536 16-bit columns."""
     return MAX_ROW_BYTES // dtype.itemsize
+
 
 #: Triton's interpreter (TRITON_INTERPRET=1) compiles nothing and has no SMs, so there are no
 #: register or shared-memory counts to read and no SMs to count. These stand-ins take their place

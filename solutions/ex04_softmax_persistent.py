@@ -42,6 +42,7 @@ def max_cols(dtype: torch.dtype) -> int:
     """The longest row one block holds for ``dtype``: 32768 float32 or 65536 16-bit columns."""
     return MAX_ROW_BYTES // dtype.itemsize
 
+
 #: Triton's interpreter (TRITON_INTERPRET=1) compiles nothing and has no SMs, so there are no
 #: register or shared-memory counts to read and no SMs to count. These stand-ins take their place
 #: there, and the grader assumes the same numbers: 64 registers per thread, 100,000 bytes of shared
