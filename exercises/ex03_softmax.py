@@ -13,9 +13,10 @@ In this exercise you will learn:
 * how to address rows with a **row stride**, so a column slice of a wider tensor is legal input.
 
 The contract: ``softmax(x)`` takes a 2-D tensor (M, N) of float32, float16 or bfloat16 whose rows
-may be any distance apart (``x.stride(0) >= N``), with N up to 16384, and returns a new
-contiguous tensor of the same shape and dtype. A logit of -inf gives exactly 0; a row that is
-entirely -inf gives NaN, as ``torch.softmax`` does. One kernel launch per call.
+may be any distance apart (``x.stride(0) >= N``), with rows of up to 128 KiB (N up to 32768 in
+float32, 65536 in float16 or bfloat16), and returns a new contiguous tensor of the same shape and
+dtype. A logit of -inf gives exactly 0; a row that is entirely -inf gives NaN, as
+``torch.softmax`` does. One kernel launch per call.
 
 Fill in the places marked TODO, then run ``grade exercise 3``. ``grade hint 3`` gives a hint
 when you are stuck.
@@ -25,8 +26,15 @@ import torch
 import triton
 import triton.language as tl
 
-#: The longest row this exercise takes in one block (exercise 5 handles longer rows).
-MAX_COLS = 16384
+#: The most bytes of one row held in one block: 128 KiB, 32768 float32 or 65536 16-bit values
+#: (exercise 5 handles longer rows). The block lives in registers: with 32 warps (1024 threads)
+#: a 128 KiB float32 row is 32 values per thread, half of the 64 registers each thread may use.
+MAX_ROW_BYTES = 128 * 1024
+
+
+def max_cols(dtype: torch.dtype) -> int:
+    """The longest row one block holds for ``dtype``: 32768 float32 or 65536 16-bit columns."""
+    return MAX_ROW_BYTES // dtype.itemsize
 
 
 @triton.jit
@@ -49,9 +57,10 @@ def num_warps_for(block: int) -> int:
     """Warps per program for a row block of ``block`` elements: about 32 elements per thread.
 
     Given (not part of the exercise): few warps for short rows so that many programs fit on an
-    SM at once, up to 16 warps (512 threads) for the longest rows.
+    SM at once, up to 32 warps (1024 threads, the most a program may have) for the longest rows,
+    which only fit in registers when every thread holds a share of them.
     """
-    return min(16, max(1, block // 1024))
+    return min(32, max(1, block // 1024))
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -59,8 +68,8 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     if x.ndim != 2 or x.stride(1) != 1:
         raise ValueError("softmax expects a 2-D tensor whose elements within a row are contiguous (x.stride(1) == 1)")
     n_rows, n_cols = x.shape
-    if n_cols > MAX_COLS:
-        raise ValueError(f"rows of {n_cols} columns do not fit in one block (at most {MAX_COLS})")
+    if n_cols > max_cols(x.dtype):
+        raise ValueError(f"rows of {n_cols} {x.dtype} columns do not fit in one block (at most {max_cols(x.dtype)})")
     out = torch.empty_like(x)
     BLOCK = triton.next_power_of_2(n_cols)
     # TODO: launch softmax_kernel with one program per row, passing both row strides

@@ -13,8 +13,9 @@ In this exercise you will learn:
   one-program-per-row kernel at almost every shape (chapter 5).
 
 The contract is exercise 3's: ``softmax_persistent(x)`` for a 2-D tensor (M, N) of float32,
-float16 or bfloat16, any row stride, N up to 16384; a new contiguous output of x's dtype; a -inf
-logit gives exactly 0 and an all -inf row gives NaN; one kernel launch per call.
+float16 or bfloat16, any row stride, rows of up to 128 KiB (N up to 32768 in float32, 65536 in
+16-bit types); a new contiguous output of x's dtype; a -inf logit gives exactly 0 and an all -inf
+row gives NaN; one kernel launch per call.
 
 You write four things, marked TODO: the two occupancy functions (``programs_per_sm`` and
 ``grid_size``: the grader checks them on hand-computed cases, no GPU needed), the kernel's row
@@ -30,8 +31,15 @@ import torch
 import triton
 import triton.language as tl
 
-#: The longest row in one block, as in exercise 3.
-MAX_COLS = 16384
+#: The most bytes of one row held in one block, as in exercise 3: 128 KiB, 32768 float32 or
+#: 65536 16-bit values.
+MAX_ROW_BYTES = 128 * 1024
+
+
+def max_cols(dtype: torch.dtype) -> int:
+    """The longest row one block holds for ``dtype``: 32768 float32 or 65536 16-bit columns."""
+    return MAX_ROW_BYTES // dtype.itemsize
+
 
 #: Triton's interpreter (TRITON_INTERPRET=1) compiles nothing and has no SMs, so there are no
 #: register or shared-memory counts to read and no SMs to count. These stand-ins take their place
@@ -116,8 +124,8 @@ def softmax_persistent(x: torch.Tensor) -> torch.Tensor:
     if x.ndim != 2 or x.stride(1) != 1:
         raise ValueError("softmax expects a 2-D tensor whose elements within a row are contiguous (x.stride(1) == 1)")
     n_rows, n_cols = x.shape
-    if n_cols > MAX_COLS:
-        raise ValueError(f"rows of {n_cols} columns do not fit in one block (at most {MAX_COLS})")
+    if n_cols > max_cols(x.dtype):
+        raise ValueError(f"rows of {n_cols} {x.dtype} columns do not fit in one block (at most {max_cols(x.dtype)})")
     out = torch.empty_like(x)
     BLOCK = triton.next_power_of_2(n_cols)
     meta = dict(BLOCK=BLOCK, NUM_STAGES=2, num_warps=min(16, max(4, BLOCK // 512)))

@@ -137,7 +137,9 @@ EXERCISES: tuple[Exercise, ...] = (
             "`num = tl.exp(z)`; `y = num / tl.sum(num, axis=0)`; store `y.to(out_ptr.dtype.element_ty)` at "
             "`out_ptr + row * out_row_stride + cols` under the same mask. Launch "
             "`softmax_kernel[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols, BLOCK=BLOCK, "
-            "num_warps=num_warps_for(BLOCK))` into `out = torch.empty_like(x)`.",
+            "num_warps=num_warps_for(BLOCK))` into `out = torch.empty_like(x)`. The longest rows (128 KiB: "
+            "32768 float32 or 65536 16-bit columns) get 32 warps from `num_warps_for`: a row that long only "
+            "fits in registers when 1024 threads share it.",
         ),
         floor=0.80,
         floor_reason=(

@@ -23,7 +23,8 @@ from typing import Callable
 
 import torch
 
-#: Elements of guard on each side. 65536 covers a 16384-wide softmax block several times over.
+#: Elements of guard on each side. 65536 is the widest softmax block (a 128 KiB row of 16-bit values),
+#: so an unmasked block on any shorter row ends inside the guard.
 GUARD = 1 << 16
 
 _INT_VIEW = {torch.float32: torch.int32, torch.float64: torch.int64,

@@ -13,21 +13,35 @@ In this exercise you will learn:
   ``exp(x - max) <= 1`` never does, and the result is mathematically the same;
 * how to address rows with a **row stride**, so a column slice of a wider tensor is legal input;
 * why the output is allocated with ``empty_like``: a ``zeros_like`` is a whole extra kernel
-  launch writing every byte of the output once more.
+  launch writing every byte of the output once more;
+* how long a row one block can hold: the register file decides (`MAX_ROW_BYTES`), and the warps
+  of a program share the row between them (`num_warps_for`).
 
-On an NVIDIA H200 (M = 4096, fp32) a one-row-per-program kernel like this one reached 87% of the
-measured copy bandwidth at N = 4096 and 94% at N = 32768, against 54% and 61% for
-``torch.softmax`` (CEO baseline, 2026-11-30, Triton 3.6; ``python -m grader.benchmarks
-ex03_softmax`` reproduces the sweep on your GPU).
+``python -m grader.benchmarks ex03_softmax`` measures this kernel against ``torch.softmax`` and
+three ways of calling ``torch.compile`` on your GPU; the H200's run is
+``docs/measurements/h200-ex03-softmax.json`` (rows ``kernel=solution``).
 """
 
 import torch
 import triton
 import triton.language as tl
 
-#: The longest row this kernel takes: one fp32 row of 16384 values is 64 KiB of registers per
-#: program, spread over 16 warps (32 values per thread). Longer rows are exercise 5 (online softmax).
-MAX_COLS = 16384
+#: The most bytes of one row held in one block: 128 KiB, that is 32768 float32 values or 65536
+#: float16/bfloat16 values. The block lives in registers. An SM has 65,536 32-bit registers
+#: (256 KiB), and a program of 32 warps (1024 threads, the most a program may have) may use at most
+#: 64 per thread. A 128 KiB float32 row is 32 values per thread: compiled for sm_90 with 32 warps
+#: the kernel uses 53 registers (Triton 3.6; 50 with 3.9) and spills nothing. A 16-bit row of the
+#: same bytes is 64 values per thread once converted to float32: all 64 registers, and about 150
+#: bytes per thread spilled to local memory (which the L1 cache holds); the benchmark's bf16 rows
+#: at N = 65536 measure what that costs. A 256 KiB row would not fit: longer rows are exercise 5
+#: (online softmax). ``python -m grader.benchmarks.ex03_softmax --registers`` prints the counts
+#: for every row length, dtype and warp count the benchmark times (no GPU needed).
+MAX_ROW_BYTES = 128 * 1024
+
+
+def max_cols(dtype: torch.dtype) -> int:
+    """The longest row one block holds for ``dtype``: 32768 float32 or 65536 16-bit columns."""
+    return MAX_ROW_BYTES // dtype.itemsize
 
 
 @triton.jit
@@ -63,14 +77,16 @@ def softmax_kernel(
 def num_warps_for(block: int) -> int:
     """Warps per program for a row block of ``block`` elements: about 32 elements per thread.
 
-    32 fp32 elements per thread are eight 16-byte loads in flight per thread, enough to keep the
-    memory pipeline busy, while small blocks keep few warps so that many programs fit on an SM at
-    once. Measured on the H200 (M = 4096 rows, fp32, docs/measurements/h200-ex03-softmax.json):
-    at N = 4096, 4 warps reached 85% of the ceiling where 8 reached 82% and 32 reached 61%; at
-    N = 256, 1 warp reached 25% where 2 warps fell to 9%; at N = 16384, 8, 16 and 32 warps were
-    within 2 points of each other. Capped at 16 warps (512 threads).
+    32 elements per thread are eight 16-byte float32 loads in flight per thread, enough to keep the
+    memory pipeline busy, while short rows keep few warps so that many programs fit on an SM at
+    once: 1 warp up to 1024 columns, 32 warps (1024 threads, the most a program may have) from
+    32768 on. A 16-bit row of 65536 needs all 32: with 16 warps it would be 128 values per thread,
+    and ptxas spills more of them. The benchmark times half and twice this choice at every
+    row length and dtype (rows ``kernel=variant_warps{W}`` in
+    docs/measurements/h200-ex03-softmax.json; ``python -m grader.benchmarks.ex03_softmax --summary``
+    prints which one won).
     """
-    return min(16, max(1, block // 1024))
+    return min(32, max(1, block // 1024))
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -78,9 +94,9 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     if x.ndim != 2 or x.stride(1) != 1:
         raise ValueError("softmax expects a 2-D tensor whose elements within a row are contiguous (x.stride(1) == 1)")
     n_rows, n_cols = x.shape
-    if n_cols > MAX_COLS:
-        raise ValueError(f"rows of {n_cols} columns do not fit in one block (at most {MAX_COLS}): "
-                         "that is exercise 5, the online softmax")
+    if n_cols > max_cols(x.dtype):
+        raise ValueError(f"rows of {n_cols} {x.dtype} columns do not fit in one block (at most {max_cols(x.dtype)}: "
+                         f"{MAX_ROW_BYTES // 1024} KiB per row): that is exercise 5, the online softmax")
     # empty_like, not zeros_like: the kernel writes every element, a fill would be a second launch.
     # (For a column slice of a wider tensor, empty_like returns a contiguous tensor: the output
     # has its own row stride, which is why the kernel takes two.)

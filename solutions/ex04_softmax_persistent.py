@@ -11,13 +11,18 @@ In this exercise you will learn:
   (``occupancy x number of SMs``, never more than the rows) and let each loop over rows
   ``pid, pid + G, pid + 2G, ...`` (a grid-stride loop);
 * that persistence is not free: on an NVIDIA H200 a tutorial-style persistent softmax lost to
-  the one-program-per-row kernel of exercise 3 at every shape measured but one (4096 x 4096 fp32:
-  83% of the copy bandwidth against 87%; 4096 x 256: 9.5% against 26.5%; CEO baseline 2026-11-30,
-  Triton 3.6). The hardware already starts a new program within cycles of the last one ending;
-  a loop saves little and serializes the waits of the rows one program handles.
+  the one-program-per-row kernel of exercise 3 at almost every shape measured (rows
+  ``kernel=solution`` and ``kernel=one_row_per_program`` of
+  ``docs/measurements/h200-ex04-softmax-persistent.json``). The hardware already starts a new
+  program within cycles of the last one ending; a loop saves little and serializes the waits of
+  the rows one program handles.
 
 The contract is exercise 3's: ``softmax_persistent(x)`` for a 2-D tensor (M, N) of float32,
-float16 or bfloat16, any row stride, N up to 16384; a new contiguous output; one launch.
+float16 or bfloat16, any row stride, rows of up to 128 KiB (N up to 32768 in float32, 65536 in
+16-bit types); a new contiguous output; one launch. At 128 KiB a row fills a program's share of
+the registers and its pipeline buffer takes 128 KiB of shared memory, so one program fits per SM:
+the grid is one program per SM, and the pipeline is then the only thing that overlaps the next
+row's load with this row's arithmetic on that SM.
 ``python -m grader.benchmarks ex04_softmax_persistent`` measures it against exercise 3 on your GPU.
 """
 
@@ -28,8 +33,15 @@ import torch
 import triton
 import triton.language as tl
 
-#: The longest row in one block, as in exercise 3.
-MAX_COLS = 16384
+#: The most bytes of one row held in one block, as in exercise 3: 128 KiB, 32768 float32 or
+#: 65536 16-bit values.
+MAX_ROW_BYTES = 128 * 1024
+
+
+def max_cols(dtype: torch.dtype) -> int:
+    """The longest row one block holds for ``dtype``: 32768 float32 or 65536 16-bit columns."""
+    return MAX_ROW_BYTES // dtype.itemsize
+
 
 #: Triton's interpreter (TRITON_INTERPRET=1) compiles nothing and has no SMs, so there are no
 #: register or shared-memory counts to read and no SMs to count. These stand-ins take their place
@@ -129,9 +141,9 @@ def softmax_persistent(x: torch.Tensor) -> torch.Tensor:
     if x.ndim != 2 or x.stride(1) != 1:
         raise ValueError("softmax expects a 2-D tensor whose elements within a row are contiguous (x.stride(1) == 1)")
     n_rows, n_cols = x.shape
-    if n_cols > MAX_COLS:
-        raise ValueError(f"rows of {n_cols} columns do not fit in one block (at most {MAX_COLS}): "
-                         "that is exercise 5, the online softmax")
+    if n_cols > max_cols(x.dtype):
+        raise ValueError(f"rows of {n_cols} {x.dtype} columns do not fit in one block (at most {max_cols(x.dtype)}: "
+                         f"{MAX_ROW_BYTES // 1024} KiB per row): that is exercise 5, the online softmax")
     out = torch.empty_like(x)
     BLOCK = triton.next_power_of_2(n_cols)
     # At least 4 warps: with fewer, the hardware's cap on resident programs per SM (which the
@@ -139,9 +151,10 @@ def softmax_persistent(x: torch.Tensor) -> torch.Tensor:
     # about 16 elements per thread, up to 16 warps.
     num_warps = min(16, max(4, BLOCK // 512))
     # Two stages: the next row's loads are in flight while this row is reduced; that costs one
-    # row of shared memory per program (64 KiB at 16384 fp32 columns). Triton's tutorial uses 4
-    # stages, which needs three rows: 393,280 bytes at 32768 columns, more than an H200 SM has
-    # (the OutOfResources of the CEO baseline). The benchmark times 1, 2 and 3 stages.
+    # row of shared memory per program (128 KiB at the longest rows, of an H200 SM's 227 KiB).
+    # Triton's tutorial uses 4 stages, which needs three rows: 393,280 bytes at 32768 fp32
+    # columns, more than an H200 SM has (an OutOfResources at launch). The benchmark times 1, 2
+    # and 3 stages.
     meta = dict(BLOCK=BLOCK, NUM_STAGES=2, num_warps=num_warps)
     args = (x, out, x.stride(0), out.stride(0), n_rows, n_cols)
     # Occupancy from the kernel compiled for exactly these arguments: registers and shared

@@ -84,3 +84,178 @@ def test_attention_variants_benchmark_flags_a_wrong_kernel_instead_of_timing_it(
     assert by_name[("broken", False)]["wrong"] and by_name[("broken", False)]["ms"] is None
     assert ("warp-specialized", True) not in by_name  # no causal form of the warp-specialized kernel
     assert sum(r["kernel"].startswith("drift") for r in rows) == 30
+
+
+# --- exercise 3's sweep and what it reads from torch.compile ---------------------------------------
+
+#: Generated code in the two spellings Inductor has used (R0_BLOCK/r0_offset, RBLOCK/roffset), cut
+#: down to the lines `reduction_blocks` reads.
+PERSISTENT_KERNEL = '''
+@triton_heuristics.persistent_reduction(
+    size_hints={'x': 4096, 'r0_': 1024},
+    reduction_hint=ReductionHint.INNER,
+    filename=__file__,
+)
+@triton.jit
+def triton_per_fused__softmax_0(in_ptr0, out_ptr2, xnumel, r0_numel, XBLOCK : tl.constexpr):
+    xnumel = 4096
+    r0_numel = 1024
+    R0_BLOCK: tl.constexpr = 1024
+    tmp0 = tl.load(in_ptr0 + (r0_1 + 1024*x0), None)
+    tl.store(out_ptr2 + (r0_1 + 1024*x0), tmp9, None)
+'''
+LOOPED_KERNEL = '''
+@triton_heuristics.reduction(
+    size_hints=[4096, 8192],
+    reduction_hint=ReductionHint.DEFAULT,
+    filename=__file__,
+)
+@triton.jit
+def triton_red_fused__softmax_0(in_ptr0, out_ptr2, ks0, xnumel, rnumel, XBLOCK : tl.constexpr, RBLOCK : tl.constexpr):
+    for roffset in range(0, rnumel, RBLOCK):
+        tmp0 = tl.load(in_ptr0 + (r1 + ks0*x0), rmask & xmask, eviction_policy='evict_last', other=0.0)
+    for roffset in range(0, rnumel, RBLOCK):
+        tmp1 = tl.load(in_ptr0 + (r1 + ks0*x0), rmask & xmask, eviction_policy='evict_last', other=0.0)
+    for roffset in range(0, rnumel, RBLOCK):
+        tmp2 = tl.load(in_ptr0 + (r1 + ks0*x0), rmask & xmask, eviction_policy='evict_first', other=0.0)
+        tl.store(out_ptr2 + (r1 + ks0*x0), tmp3, rmask & xmask)
+'''
+
+
+def test_reduction_blocks_tells_a_persistent_kernel_from_a_looped_one():
+    from grader.benchmarks.inductor_capture import reduction_blocks
+
+    persistent = reduction_blocks(PERSISTENT_KERNEL)
+    assert persistent["kind"] == "persistent" and persistent["r_block"] == 1024
+    assert not persistent["r_block_autotuned"] and persistent["loops_over_row"] == 0
+    assert (persistent["static_xnumel"], persistent["static_rnumel"]) == (4096, 1024)
+    assert persistent["reduction_hint"] == "INNER" and persistent["size_hints"] == "{'x': 4096, 'r0_': 1024}"
+    looped = reduction_blocks(LOOPED_KERNEL)
+    assert looped["kind"] == "looped" and looped["r_block"] is None and looped["r_block_autotuned"]
+    assert looped["loops_over_row"] == 3 and looped["loads"] == 3 and looped["stores"] == 1
+    assert looped["static_rnumel"] is None and not looped["online_softmax"]
+    online = reduction_blocks(LOOPED_KERNEL.replace("tmp1 = tl.load", "tmp1 = triton_helpers.online_softmax_combine("))
+    assert online["online_softmax"]
+
+
+def test_triton_kernels_and_the_call_come_out_of_a_wrapper_module():
+    from grader.benchmarks.inductor_capture import call_function, launch_order, triton_kernels
+
+    wrapper = ("import triton\n\ntriton_per_fused__softmax_0 = async_compile.triton('triton_per_fused__softmax_0', '''"
+               + PERSISTENT_KERNEL + "''', device_str='cuda')\n\nasync_compile.wait(globals())\n\n"
+               "def call(args):\n    arg0_1, = args\n    triton_per_fused__softmax_0.run(arg0_1, buf2, 4096, 1024, "
+               "stream=stream0)\n    return (buf2, )\n\n\ndef benchmark_compiled_module():\n    pass\n")
+    kernels = triton_kernels(wrapper)
+    assert list(kernels) == ["triton_per_fused__softmax_0"] and "R0_BLOCK: tl.constexpr = 1024" in kernels[
+        "triton_per_fused__softmax_0"]
+    call = call_function(wrapper)
+    assert call.startswith("def call(args):") and ".run(arg0_1" in call and "benchmark" not in call
+    assert launch_order(call) == ["triton_per_fused__softmax_0"]
+    assert list(triton_kernels(LOOPED_KERNEL)) == ["triton_red_fused__softmax_0"]  # a kernel module on its own
+    method = ("class Runner:\n    def __init__(self):\n        pass\n\n    def call(self, args):\n        x, = args\n"
+              "        k.run(x, stream=s)\n        return (x, )\n\nrunner = Runner()\ncall = runner.call\n")
+    assert call_function(method) == "def call(self, args):\n    x, = args\n    k.run(x, stream=s)\n    return (x, )\n"
+
+
+def test_the_main_kernel_is_the_last_one_launched():
+    from grader.benchmarks.ex03_softmax import main_kernel
+    from grader.benchmarks.inductor_capture import reduction_blocks
+
+    kernels = [{"name": "k_per", **reduction_blocks(PERSISTENT_KERNEL)},
+               {"name": "k_red", **reduction_blocks(LOOPED_KERNEL),
+                "autotuned": {"kwargs": {"XBLOCK": 1, "RBLOCK": 2048}, "num_warps": 16}}]
+    main = main_kernel(kernels, ["k_per", "k_red"])
+    assert main == {"kernels_generated": 2, "reduction": "looped", "r_block": 2048, "r_block_autotuned": True,
+                    "x_block": 1, "num_warps": 16, "loops_over_row": 3, "online_softmax": False, "sizes": "symbolic"}
+    assert main_kernel(kernels, ["k_red", "k_per"])["r_block"] == 1024
+
+
+def test_kernels_from_a_profiler_trace():
+    from grader.benchmarks.inductor_capture import kernels_from_trace
+
+    trace = {"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "b", "ts": 20, "dur": 11.5,
+         "args": {"grid": [4096, 1, 1], "block": [32, 1, 1], "registers per thread": 40, "shared memory": 0}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 5, "dur": 3.0, "args": {}},
+        {"ph": "X", "cat": "Kernel", "name": "a", "ts": 10, "dur": 2.0, "args": {"grid": [1, 1, 1]}},
+    ]}
+    kernels = kernels_from_trace(trace)
+    assert [k["name"] for k in kernels] == ["a", "b"]
+    assert kernels[1] == {"name": "b", "us": 11.5, "grid": [4096, 1, 1], "block": [32, 1, 1], "registers": 40,
+                          "shared_bytes": 0}
+
+
+def test_fresh_function_has_its_own_code_object():
+    from grader.benchmarks.inductor_capture import fresh_function
+    from grader.benchmarks.softmax_sweep import eager_softmax
+
+    a, b = fresh_function(eager_softmax, "a"), fresh_function(eager_softmax, "b")
+    assert a.__code__ is not b.__code__ and a.__code__ is not eager_softmax.__code__
+    assert a.__code__.co_name == "a"
+    x = torch.randn(3, 5)
+    assert torch.equal(a(x), eager_softmax(x))
+
+
+def test_cpu_clock_reads_a_fraction():
+    from grader.benchmarks.inductor_capture import CpuClock, descendants
+
+    clock = CpuClock()
+    sum(range(200_000))
+    busy = clock.busy()
+    assert busy is None or 0.0 <= busy <= 1.0
+    assert isinstance(descendants(), list)
+
+
+def test_softmax_benchmark_rows(interpreter_stand_ins, monkeypatch):
+    """Exercise 3's sweep end to end in the interpreter, without torch.compile and the profiler: the
+    rows, the variants, the wrong-answer path, and the summary's targets."""
+    from grader.benchmarks import ex03_softmax as bench
+
+    monkeypatch.setattr(bench, "DEVICE", "cpu")
+    monkeypatch.setattr(bench, "M", 5)
+    monkeypatch.setattr(bench, "N_SWEEP", {"fp32": (96, 33), "bf16": (96,)})
+    monkeypatch.setattr(bench, "M_SWEEP", (3,))
+    monkeypatch.setattr(bench, "M_SWEEP_N", 40)
+    monkeypatch.setattr(bench, "ROW_BLOCKS", {96: ((2, 1),)})
+    monkeypatch.setattr(bench, "STREAMING_AT", (96,))
+    monkeypatch.setattr(benchmarks, "ceiling_gbps", lambda: 1.0)
+    real_with_warps = bench.with_warps
+
+    def with_warps(num_warps):  # stand in for a miscompiled variant: right launch, wrong answer
+        run = real_with_warps(num_warps)
+        return (lambda x: run(x) * 2) if num_warps == 2 else run
+
+    monkeypatch.setattr(bench, "with_warps", with_warps)
+    record = bench.Sweep(with_compile=False, diagnostics=False).run()
+    rows = {(r["kernel"], r["M"], r["N"], r["dtype"]): r for r in record["rows"]}
+    assert {k[0] for k in rows} == {"naive", "torch", "solution", "online", "variant_warps2",
+                                    "variant_rows2_warps1", "variant_streaming"}
+    solution = rows[("solution", 5, 96, "fp32")]
+    assert solution["bytes"] == 2 * 5 * 96 * 4 and len(solution["ms_runs"]) == 2 and solution["num_warps"] == 1
+    assert rows[("solution", 5, 96, "bf16")]["bytes"] == 2 * 5 * 96 * 2
+    assert rows[("variant_warps2", 5, 96, "fp32")]["ms"] is None
+    assert "wrong answer" in rows[("variant_warps2", 5, 96, "fp32")]["error"]
+    assert rows[("variant_rows2_warps1", 5, 96, "bf16")]["rows_per_program"] == 2
+    assert ("online", 5, 96, "bf16") not in rows and ("solution", 3, 40, "fp32") in rows
+    assert ("variant_warps2", 3, 40, "fp32") not in rows  # variants at M = 4096 (here 5) only
+    text = bench.summary({"meta": {"gpu": "test"}, **record})
+    assert "[MISSED] fp32 N=32768" in text  # no such row here
+
+
+def test_softmax_summary_checks_the_targets():
+    from grader.benchmarks import ex03_softmax as bench
+
+    def row(kernel, n, fraction, dtype="fp32"):
+        return {"kernel": kernel, "M": 4096, "N": n, "dtype": dtype, "fraction": fraction}
+
+    rows = [row("solution", 32768, 0.93), row("torch", 32768, 0.6), row("compile", 32768, 0.68),
+            row("solution", 1024, 0.64), row("torch", 1024, 0.55), row("compile", 1024, 0.656),
+            row("solution", 4096, 0.85), row("variant_compile_dynamic", 4096, 0.86),
+            row("variant_warps2", 4096, 0.87)]
+    text = bench.summary({"meta": {"gpu": "H"}, "rows": rows, "notes": {"rounds": 2}})
+    assert "[ok] fp32 N=32768: solution 93.0%" in text
+    assert "[ok] fp32: solution ahead of torch.softmax" in text
+    # 0.64 * 1.03 = 0.659 >= 0.656: within 3% at 1024; behind dynamic=True at 4096.
+    assert "[MISSED] fp32: ahead of every torch.compile mode from N=4096, within 3% below; not at 4096 " \
+           "(variant_compile_dynamic)" in text
+    assert "variant_warps2 87.0" in text

@@ -281,7 +281,8 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
                 ax.plot(*zip(*pts), "o", color=COLOURS[kernel], alpha=0.85,
                         label=f"softmax fp32, {LABELS[kernel]}")
     for number, source in sorted(m.exercises.items()):
-        rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"]
+        rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"
+                and r.get("dtype", "fp32") == "fp32"]  # one shape family: fp32
         pts = sorted((b_, float(r["gbps"])) for r in rows if (b_ := _rows_bytes(r)) and r.get("gbps"))
         if pts:
             sources.append(source)
@@ -324,7 +325,7 @@ def _softmax_series(m: Measurements) -> tuple[dict[str, dict[str, list[tuple[int
         ceiling = _ceiling(source, None)
         for row in source.data["rows"]:
             frac = _fraction(row, ceiling)
-            if frac is None or "M" not in row or "N" not in row:
+            if frac is None or "M" not in row or "N" not in row or row.get("dtype", "fp32") != "fp32":
                 continue
             series.setdefault(_kernel_key(row.get("kernel", "?")), []).append((row["M"], row["N"], frac))
         if series:
@@ -391,6 +392,7 @@ def plot_softmax_variants(m: Measurements, out: Path, written: dict) -> None:
         # (`fraction_2pass`), and only at the M = 4096 sweep the others share.
         pts = [(r["M"], r["N"], f) for r in source.data["rows"]
                if _kernel_key(r.get("kernel", "")) == "solution" and "M" in r and "N" in r
+               and r.get("dtype", "fp32") == "fp32"
                and (number != 5 or r["M"] == 4096)
                and (f := ((r.get("fraction_2pass") if number == 5 else None) or _fraction(r, ceiling))) is not None]
         if pts:

@@ -41,6 +41,11 @@ def meta() -> dict:
     }
 
 
+def file_prefix(header: dict) -> str:
+    """The results files' name prefix for a GPU: ``NVIDIA H200`` -> ``h200``."""
+    return header["gpu"].lower().replace("nvidia", "").strip().replace(" ", "-")
+
+
 def ceiling_gbps() -> float:
     return perf.measure_ceiling()[0].ceiling_gbps
 

@@ -1,4 +1,9 @@
-"""python -m grader.benchmarks MODULE... --out DIR: run benchmark modules, write JSON, print a table."""
+"""python -m grader.benchmarks MODULE... --out DIR: run benchmark modules, write JSON, print a table.
+
+A module's ``run()`` returns its rows, or a dict with ``"rows"`` and other sections of the same file
+(written beside ``meta`` and ``rows``) and, under ``"attachments"``, ``{name: text}`` written as
+files of their own beside the JSON (``PREFIX-MODULE-NAME``).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     from grader import benchmarks
 
     header = benchmarks.meta()
-    prefix = args.prefix or header["gpu"].lower().replace("nvidia", "").strip().replace(" ", "-")
+    prefix = args.prefix or benchmarks.file_prefix(header)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     status = 0
@@ -28,15 +33,13 @@ def main(argv: list[str] | None = None) -> int:
         started = time.time()
         try:
             module = importlib.import_module(f"grader.benchmarks.{name}")
-            rows = module.run()
+            result = module.run()
         except Exception as exc:  # one broken benchmark must not lose the others' numbers
             print(f"{name}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
             status = 1
             continue
-        record = {"meta": {**header, "command": f"python -m grader.benchmarks {name}",
-                           "seconds": round(time.time() - started, 1)}, "rows": rows}
         path = out / f"{prefix}-{name.replace('_', '-')}.json"
-        path.write_text(json.dumps(record, indent=1))
+        rows = write_record(path, name, header, result, started)
         print(f"\n{name} -> {path}")
         for row in rows:
             shape = " ".join(f"{k}={v}" for k, v in row.items()
@@ -49,6 +52,20 @@ def main(argv: list[str] | None = None) -> int:
                 figures += f"  {row['tflops']:6.1f} TFLOP/s"
             print(f"  {row['kernel']:<22} {shape:<28} {figures}")
     return status
+
+
+def write_record(path: Path, name: str, header: dict, result, started: float, *, command: str | None = None) -> list:
+    """Write one module's results to ``path`` (and its attachments beside it); return its rows."""
+    sections = dict(result) if isinstance(result, dict) else {"rows": result}
+    attachments = sections.pop("attachments", None) or {}
+    rows = sections.pop("rows")
+    record = {"meta": {**header, "command": command or f"python -m grader.benchmarks {name}",
+                       "seconds": round(time.time() - started, 1)}, "rows": rows, **sections}
+    path.write_text(json.dumps(record, indent=1))
+    stem = path.name.removesuffix(".json")
+    for attachment, text in attachments.items():
+        (path.parent / f"{stem}-{attachment}").write_text(text)
+    return rows
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@ M = 32 ... 16384). Rows:
   ``shared_bytes``, ``programs_per_sm``, ``programs``: the grid);
 * ``one_row_per_program``: exercise 3's solution on the same input, for the comparison;
 * ``variant_stages{S}``: the persistent kernel with a software pipeline of S = 1, 2, 3 stages at
-  N = 1024, 4096 and 16384 (the solution uses 2; Triton's tutorial uses 4, which needs 393,280
-  bytes of shared memory at N = 32768 and does not launch on an H200).
+  N = 1024, 4096, 16384 and 32768 (the solution uses 2; Triton's tutorial uses 4, which needs
+  393,280 bytes of shared memory at N = 32768 and does not launch on an H200; 3 stages need two
+  rows of 128 KiB there, which do not fit either: that row records the error).
 
-Chapter 5's claim to check: persistence loses at few long rows and many short rows alike.
+Chapter 5's claim to check: persistence loses at few long rows and many short rows alike. At
+N = 32768 a program holds a 128 KiB row: one program per SM, the grid is the SM count, and the
+pipeline is the only overlap an SM gets between one row's loads and the previous row's math.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import triton
 
 from grader.benchmarks.softmax_sweep import sweep
 
-STAGES_PROBED_AT = (1024, 4096, 16384)
+STAGES_PROBED_AT = (1024, 4096, 16384, 32768)
 
 
 def _launch(num_stages: int, record: dict | None = None):

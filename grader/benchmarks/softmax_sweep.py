@@ -1,14 +1,15 @@
-"""The softmax sweep of seed 003, shared by the benchmarks of exercises 3 and 4 (and 5's hook).
+"""The softmax sweep shared by the benchmarks of exercise 4 (and 5's hook), and the PyTorch peers.
 
 Shapes, fp32: M = 4096 rows with N = 256 ... 32768 columns, and N = 4096 columns with M = 32 ...
 16384 rows. Every kernel is checked against ``torch.softmax`` before it is timed; a kernel that
 fails or cannot run at a shape gets a row with its error instead of a time (the failure is a
-finding too: exercise 3's one-block kernel stops at 16384 columns by contract).
+finding too). Exercise 3's benchmark (`grader.benchmarks.ex03_softmax`) has a sweep of its own:
+two dtypes, kernels timed in turns, and three ways of calling torch.compile.
 
 Byte model: ``2 * M * N * 4`` bytes (one read, one write), the minimum for softmax, so a kernel
 that reads a row twice (the online softmax, a looped reduction) shows it as a lower fraction.
 
-    python -m grader.benchmarks ex03_softmax ex04_softmax_persistent --out docs/measurements
+    python -m grader.benchmarks ex04_softmax_persistent --out docs/measurements
     python -m grader.benchmarks softmax_sweep      # every kernel in one table (not plotted)
 
 Exercise 5's solution is timed too when ``solutions/ex05_online_softmax.py`` defines
@@ -24,7 +25,7 @@ import torch
 from grader.benchmarks import failed_row, time_row
 from grader.specs.ex03_softmax import minimum_bytes
 
-#: Row lengths at M = 4096 (seed 003's sweep).
+#: Row lengths at M = 4096.
 N_SWEEP = (256, 1024, 2048, 4096, 8192, 16384, 32768)
 #: Row counts at N = 4096.
 M_SWEEP = (32, 256, 1024, 16384)
@@ -46,15 +47,16 @@ def eager_softmax(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x, dim=-1)
 
 
-def compiled_softmax() -> Kernel:
-    """A fresh ``torch.compile(torch.softmax)`` for one shape (compiled on its first call).
+def compiled_softmax(name: str = "softmax_compiled", **options) -> Kernel:
+    """``torch.compile`` of a copy of `eager_softmax` with a code object of its own.
 
-    Dynamo is reset first and ``dynamic=False``: each shape gets the kernel Inductor generates
-    for exactly that shape, and the recompile limit (8 per function) never silently falls back
-    to eager across the 11 shapes.
+    Dynamo keys compiled code, recompile counts and its memory of changing sizes on the code object:
+    wrappers of one function share them, so one could change what another compiles (and
+    ``torch._dynamo.reset()`` would forget every compiled function at once, not one).
     """
-    torch._dynamo.reset()
-    return torch.compile(eager_softmax, dynamic=False)
+    from grader.benchmarks.inductor_capture import fresh_function
+
+    return torch.compile(fresh_function(eager_softmax, name), **options)
 
 
 def online_kernel() -> Kernel | None:
@@ -88,10 +90,9 @@ def sweep(kernels: list[tuple[str, Kernel]], *, shapes=SHAPES, with_compile: boo
     shape only (a different num_warps, a different pipeline depth).
     """
     rows: list[dict] = []
-    # The seed's "compile cliff": ONE torch.compile'd function called on shape after shape, with
-    # default settings. After the second shape it recompiles with dynamic shapes, and a kernel for
-    # a symbolic row length cannot keep the row in registers. Timed beside the per-shape compile.
-    shared_compile = torch.compile(eager_softmax) if with_compile else None
+    # ONE torch.compile'd function called on shape after shape with default settings: after the
+    # second shape it recompiles with a symbolic row length. Timed beside the per-shape compile.
+    shared_compile = compiled_softmax("softmax_shared_default") if with_compile else None
     for m, n in shapes:
         x = torch.randn(m, n, device="cuda")
         want = torch.softmax(x, dim=-1)
@@ -99,7 +100,7 @@ def sweep(kernels: list[tuple[str, Kernel]], *, shapes=SHAPES, with_compile: boo
         for name, fn in kernels:
             rows.append(timed(name, fn, x, want, **shape))
         if with_compile:
-            rows.append(timed("compile", compiled_softmax(), x, want, **shape))
+            rows.append(timed("compile", compiled_softmax(f"softmax_static_{m}x{n}", dynamic=False), x, want, **shape))
             rows.append(timed("variant_compile_shared_default", shared_compile, x, want, **shape))
         for name, fn, keys in (extra(x) if extra else []):
             rows.append(timed(name, fn, x, want, **shape, **keys))

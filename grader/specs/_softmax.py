@@ -5,6 +5,8 @@ What other specs use:
 
 * `reference(x)` — float64 softmax of each row, NaN for a row that is entirely -inf (as
   ``torch.softmax``: there is no distribution over no admissible value).
+* `MAX_ROW_BYTES`, `max_cols(dtype)` — the longest row exercises 3 and 4 hold in one block:
+  128 KiB, i.e. 32768 float32 or 65536 float16/bfloat16 columns.
 * `normal_rows`, `extreme_rows`, `masked_rows` — input generators drawn on the CPU from the
   test's generator (``--seed`` replays them on any device).
 * `check(fn, x, dtype=...)` — `grader.checks.run_case` with one launch allowed, guards, poison
@@ -15,6 +17,9 @@ What other specs use:
   (`diagnose`) before the grader's generic mismatch sentence.
 * `expect_fully_masked(x, row)` — the same for an input whose row ``row`` is entirely -inf,
   with its own sentence when that row is not NaN.
+* `check_longest(fn, x, exercise=...)` — `check` on the longest row of ``x``'s dtype; a
+  ``ValueError`` from the learner's launcher (a row limit left at an older, smaller value) becomes
+  a sentence that states the contract's limit.
 * `check_strided(fn, x, row_stride, ...)` — the same on a view whose rows are ``row_stride``
   elements apart; when it fails and the same values in contiguous rows pass, the message says
   the kernel ignores the row stride.
@@ -45,8 +50,24 @@ from grader.failures import GradeFailure
 NEG_INF = float("-inf")
 #: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
 FLOAT32_EXP_OVERFLOW = 88.72
-#: The longest row exercises 3 and 4 hold in one block.
-MAX_COLS = 16384
+#: The most bytes of one row exercises 3 and 4 hold in one block: 128 KiB. The block lives in
+#: registers: an SM has 65,536 32-bit registers (256 KiB) and a program of 32 warps may use at most
+#: 64 per thread, so a 128 KiB row is 32 float32 values per thread, half of what the program may
+#: hold. `python -m grader.benchmarks.ex03_softmax --registers` compiles the solution for sm_90 (no
+#: GPU needed) and prints its registers and spills for each row length, dtype and warp count.
+MAX_ROW_BYTES = 128 * 1024
+
+
+def max_cols(dtype: torch.dtype) -> int:
+    """The longest row, in columns, that fits in one block for ``dtype``: 32768 float32 values,
+    65536 float16 or bfloat16 values (`MAX_ROW_BYTES`)."""
+    return MAX_ROW_BYTES // dtype.itemsize
+
+
+#: The widest block `diagnose` tries when it recomputes a masked-lane mistake (each try is a float64
+#: softmax of every row padded to that width): the float32 limit. Wider blocks only come with longer
+#: rows, and `_blocks_for` always tries the next power of two of the row itself.
+LARGEST_BLOCK = max_cols(torch.float32)
 
 
 # --- inputs --------------------------------------------------------------------------------
@@ -105,7 +126,7 @@ def _blocks_for(n_cols: int) -> list[int]:
     """Block widths a learner plausibly used for rows of n_cols: next power of two and up."""
     block = 1 << max(0, (n_cols - 1).bit_length())
     blocks = []
-    while block <= max(MAX_COLS, n_cols):
+    while block <= max(LARGEST_BLOCK, n_cols):
         if block > n_cols:
             blocks.append(block)
         block *= 2
@@ -249,7 +270,7 @@ def expect_softmax(x: torch.Tensor, dtype: torch.dtype, *, grid: Callable[[], in
     """A `run_case` ``expected=`` callable: compare with the reference, diagnose on failure, and
     require exact zeros where the logits are -inf (outside fully masked rows).
 
-    ``grid`` is called on failure to learn how many programs were launched (see `LaunchRecorder`).
+    ``grid`` is called on failure to learn how many programs were launched (see `last_programs`).
     """
     want = reference(x)
 
@@ -308,6 +329,28 @@ def check(fn: Callable, x: torch.Tensor, *, dtype: torch.dtype | None = None, ma
     grid = grid or (lambda: last_programs(fn))
     return checks.run_case(fn, {"x": x}, expect_softmax(x, dtype or x.dtype, grid=grid, tolerance=tolerance),
                            max_launches=max_launches)
+
+
+def check_longest(fn: Callable, x: torch.Tensor, *, exercise: int, grid: Callable[[], int | None] | None = None,
+                  max_launches: int = 1) -> checks.CaseReport:
+    """`check` on an input whose rows are as long as one block holds for its dtype (`max_cols`).
+
+    A learner whose launcher still refuses such rows (a limit copied from an older version of the
+    exercise, or one limit in columns for every dtype) gets the contract's limit in a sentence.
+    """
+    grid = grid or (lambda: last_programs(fn))
+    try:
+        return checks.run_case(fn, {"x": x}, expect_softmax(x, x.dtype, grid=grid), max_launches=max_launches)
+    except GradeFailure as failure:
+        if failure.raised != "ValueError":
+            raise
+        m, n = x.shape
+        raise GradeFailure(
+            f"exercise {exercise} holds rows of up to {MAX_ROW_BYTES // 1024} KiB in one block: "
+            f"{max_cols(torch.float32)} float32 columns, {max_cols(torch.float16)} float16 or bfloat16 columns "
+            f"(the limit is in bytes: `n_cols * x.element_size() <= {MAX_ROW_BYTES}`), but your softmax refused a "
+            f"{m} x {n} {dtype_name(x.dtype)} input. The grader saw: {failure}"
+        ) from None
 
 
 def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torch.dtype | None = None,
@@ -374,6 +417,7 @@ def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -
                              label=f"{n_rows:,} x {n_cols} fp32")
 
 
-__all__ = ["measure_softmax_bandwidth", "MAX_COLS", "check", "check_strided", "last_programs",
+__all__ = ["measure_softmax_bandwidth", "MAX_ROW_BYTES", "max_cols", "check", "check_longest", "check_strided",
+           "last_programs",
            "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows",
            "masked_rows", "normal_rows", "reference"]

@@ -1,6 +1,7 @@
 """Checks for exercise 4, persistent softmax: ``softmax_persistent(x) -> Tensor``.
 
-The contract of exercise 3 (rows of a 2-D tensor, any row stride, N up to 16384, fp32/fp16/bf16,
+The contract of exercise 3 (rows of a 2-D tensor, any row stride, rows of up to 128 KiB in one
+block: N up to 32768 in fp32 and 65536 in fp16/bf16, fp32/fp16/bf16,
 exactly 0 for a -inf logit, NaN for a row that is entirely -inf, one launch, no fill), computed by
 a grid of ``programs_per_sm x number of SMs`` programs, never more than the rows, each looping over
 rows ``pid, pid + G, pid + 2G, ...``. Byte model: ``2 * M * N * element_size`` bytes.
@@ -45,9 +46,11 @@ INTERPRETER_GPU = {"num_sms": 4, "regs_per_sm": 65536, "smem_per_sm": 232448, "t
 COLS = [1, 2, 3, 781, 1823, 4097]
 ROWS = {"interpreter": {1: 37, 2: 19, 3: 17, 781: 11, 1823: 9, 4097: 9}, "gpu": {n: 4099 for n in COLS}}
 STRIDED = {"interpreter": (11, 781, 1000), "gpu": (4099, 1823, 2053)}
-#: A 16384-wide row needs 16 warps and holds 64 KiB per program: a few programs per SM at most, so
-#: 1031 rows already make several rounds of the loop on a GPU.
-LONGEST = {"interpreter": (9, sm.MAX_COLS), "gpu": (1031, sm.MAX_COLS)}
+#: Rows of the longest-row check (`sm.max_cols` columns: 128 KiB per row). A 128 KiB row fills a
+#: program's share of the register file and its pipeline buffer takes 128 KiB of shared memory: one
+#: program per SM, so 401 rows make three rounds of the loop on an H200's 132 SMs. In the interpreter,
+#: 9 rows on its grid of 8 programs run the loop twice.
+LONGEST_ROWS = {"interpreter": 9, "gpu": 401}
 SPECIAL = {"interpreter": (10, 781), "gpu": (4098, 1823)}
 #: Row counts of the grid check: fewer rows than programs, about one round, several rounds (the
 #: interpreter's grid is 8 programs; an H200's is at most 2112).
@@ -171,9 +174,11 @@ def test_strided_rows(learner_function, dtype, rng, device, mode):
     sm.check_strided(learner_function, x, row_stride, grid=lambda: sm.last_programs(learner_function))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=checks.dtype_id)
+@pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
 def test_longest_row(learner_function, dtype, rng, device, mode):
-    _check(learner_function, sm.normal_rows(LONGEST[mode], dtype, rng, device))
+    """128 KiB rows: 32768 float32 columns, 65536 float16 or bfloat16 columns, one block each."""
+    x = sm.normal_rows((LONGEST_ROWS[mode], sm.max_cols(dtype)), dtype, rng, device)
+    sm.check_longest(learner_function, x, exercise=EXERCISE.number)
 
 
 @pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
