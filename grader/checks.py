@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import torch
 
-from grader import guards
+from grader import guards, interpreter_fixes
 from grader.compare import Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure, describe_exception
 from grader.watch import Launch, Watch
@@ -208,10 +208,10 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             expect_close(result, expected, name=out_name, dtype=dtype, tolerance=tolerance,
                          poisoned=returned is not None)
     except GradeFailure as failure:
-        if CONTEXT.mode == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 and "tolerance" in str(failure):
-            failure = GradeFailure(f"{failure}. Note: Triton's interpreter computes bfloat16 arithmetic on the raw bits "
-                                   "(a known interpreter limit; a GPU is right): convert loaded values with "
-                                   "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
+        if CONTEXT.mode == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 \
+                and "tolerance" in str(failure) and not interpreter_fixes.bf16_trustworthy():
+            # Only where the bf16 fix could not be installed (an interpreter it does not know).
+            failure = GradeFailure(f"{failure}. Note: {interpreter_fixes.BF16_ON_GPU_ONLY}: a GPU decides")
         culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
         if culprit:
             name, region = culprit

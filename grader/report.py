@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.catalogue import Exercise
+from grader.interpreter_fixes import BF16_ON_GPU_ONLY
 from grader.isolation import CheckResult, RunResult
 
 NOT_MEASURED = "performance: not measured (no GPU)"
@@ -88,6 +89,7 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     table.add_column(width=2)
     table.add_column(style="bold")
     table.add_column()
+    bf16_line_shown = False
     for group, members in groups.items():
         not_run = [c for c in members if c.kind == "not_run"]
         skipped = [c for c in members if c.skipped and c.kind != "not_run"]
@@ -106,12 +108,15 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
             table.add_row(Text("·", style="dim"), group, Text(not_run[0].message, style="dim"))
         elif skipped and len(skipped) == len(members):
             table.add_row(Text("–", style="yellow"), group, Text(skipped[0].message, style="yellow"))
+            bf16_line_shown |= skipped[0].message == BF16_ON_GPU_ONLY
         else:
             extra = members[0].extra or {}
             detail = (f"{len(members)} cases" if len(members) > 1 else
                       (extra.get("traffic") or {}).get("sentence") or members[0].message or "passed")
             table.add_row(Text("✓", style="bold green"), group, Text(detail, style="green"))
     console.print(table)
+    if not bf16_line_shown and any(c.skipped and c.message == BF16_ON_GPU_ONLY for c in run.checks):
+        console.print(Text(BF16_ON_GPU_ONLY, style="yellow"))  # once, for every bf16 case left to a GPU
     per_call = launches_per_call(run)
     if per_call is not None:
         console.print(Text(f"kernel launches per call: {per_call}", style="dim"))

@@ -14,6 +14,8 @@ installed; docs/grading.md lists every difference and what the grader does about
 
 from __future__ import annotations
 
+import os
+
 from grader.interpreter_fixes import bf16 as _bf16
 from grader.interpreter_fixes import fingerprints, loops
 
@@ -42,28 +44,41 @@ def _interpreter():
     return interpreter
 
 
+def install(interpreter) -> tuple[dict[str, bool], list[str]]:
+    """Install into ``interpreter`` (the module) every fix whose sources it knows.
+
+    Returns ({fix name: installed}, [functions whose source is unknown]).
+    """
+    unknown: list[str] = []
+    applied = {"loop_bounds": loops.fix_loop_bounds(interpreter)}
+    known, missing = fingerprints.matches(interpreter, LOOP_VARIABLES_RELY_ON)
+    applied["loop_variables"] = known and loops.fix_loop_variables(interpreter)
+    unknown += missing
+    known, missing = fingerprints.matches(interpreter, (*_bf16.WRAPPED, *_bf16.RELIED_ON))
+    routed = known and _bf16.routes_are_thin(interpreter)
+    if routed:
+        _bf16.install(interpreter)
+    unknown += missing + ([] if routed or missing else ["InterpreterBuilder routes"])
+    applied["bf16"] = routed
+    return applied, unknown
+
+
 def apply() -> dict[str, bool]:
-    """Install every fix this interpreter's source allows; {fix name: installed}. Idempotent."""
+    """Install every fix this interpreter's source allows; {fix name: installed}. Idempotent.
+
+    ``GRADE_INTERPRETER_FIXES=off`` in the environment installs none (to see what Triton's own
+    interpreter does; bf16 is then checked on a GPU only).
+    """
     global _applied
     if _applied is not None:
         return dict(_applied)
     interpreter = _interpreter()
-    if interpreter is None:
+    if interpreter is None or os.environ.get("GRADE_INTERPRETER_FIXES", "").lower() == "off":
         _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False}
         return dict(_applied)
-    applied = {"loop_bounds": loops.fix_loop_bounds(interpreter)}
-    known, unknown = fingerprints.matches(interpreter, LOOP_VARIABLES_RELY_ON)
-    applied["loop_variables"] = known and loops.fix_loop_variables(interpreter)
+    _applied, unknown = install(interpreter)
     _unknown.extend(unknown)
-    known, unknown = fingerprints.matches(interpreter, (*_bf16.WRAPPED, *_bf16.RELIED_ON))
-    routed = _bf16.routes_are_thin(interpreter)
-    if known and routed:
-        _bf16.install(interpreter)
-    else:
-        _unknown.extend(unknown + ([] if routed else ["InterpreterBuilder routes"]))
-    applied["bf16"] = known and routed
-    _applied = applied
-    return dict(applied)
+    return dict(_applied)
 
 
 def bf16_trustworthy() -> bool:
@@ -77,4 +92,4 @@ def unknown_sources() -> list[str]:
     return list(_unknown)
 
 
-__all__ = ["BF16_ON_GPU_ONLY", "apply", "bf16_trustworthy", "unknown_sources"]
+__all__ = ["BF16_ON_GPU_ONLY", "apply", "bf16_trustworthy", "install", "unknown_sources"]
