@@ -116,7 +116,8 @@ def pytest_configure(config):
 
 
 def _grades_bf16(item) -> bool:
-    """Is torch.bfloat16 among the test's parameters (directly or inside a tuple)?"""
+    """Does the test run the learner's kernel with torch.bfloat16 among its parameters (directly or
+    inside a tuple)? (A byte-model check parametrized by dtype runs no kernel.)"""
     import torch
 
     def holds(value) -> bool:
@@ -125,7 +126,8 @@ def _grades_bf16(item) -> bool:
         return isinstance(value, (tuple, list)) and any(holds(v) for v in value)
 
     callspec = getattr(item, "callspec", None)
-    return callspec is not None and any(holds(v) for v in callspec.params.values())
+    return (callspec is not None and "learner_function" in getattr(item, "fixturenames", ())
+            and any(holds(v) for v in callspec.params.values()))
 
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected theirs
