@@ -34,6 +34,8 @@ GPU_DATA = Path(os.environ.get("BF16_GPU_DATA", ROOT / "tests" / "data" / "bf16-
 
 #: In this process too, before any kernel runs: the kernels below run in the interpreter.
 APPLIED = interpreter_fixes.apply()
+#: The hard inputs overflow on purpose (inf, NaN): NumPy says so each time.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 # --- the bits ------------------------------------------------------------------------------

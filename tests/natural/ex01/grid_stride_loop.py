@@ -1,4 +1,4 @@
-"""A fixed grid of at most 64 programs, each walking the vector with a grid-stride loop over
+"""A grid of at most 1024 programs, each walking the vector with a grid-stride loop over
 ``tl.range``; the loop variable is turned into int64 with ``.to(tl.int64)`` before it becomes
 an offset. Differs from the solution (one program per block, no loop)."""
 
@@ -24,6 +24,6 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     n = x.numel()
     BLOCK_SIZE = 512
-    grid = (min(64, triton.cdiv(n, BLOCK_SIZE)),)
+    grid = (min(1024, triton.cdiv(n, BLOCK_SIZE)),)
     add_kernel[grid](x, y, out, n, BLOCK_SIZE=BLOCK_SIZE)
     return out

@@ -1,5 +1,5 @@
 """Occupancy written with ``math.floor`` on true divisions, the row loop as ``tl.range`` with one
-stage and ``tl.cast(row, tl.int64)``, and the grid computed in a helper of its own. Differs
+stage and ``tl.cast(row, tl.int64)``, and the grid computed in a function of its own. Differs
 from the solution in those choices."""
 
 import functools
