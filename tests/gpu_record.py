@@ -167,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     deadline = time.monotonic() + 60 * args.minutes
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("GRADE_CACHE_DIR", str(out / ".cache"))
+    import tempfile
+
+    os.environ.setdefault("GRADE_CACHE_DIR", tempfile.mkdtemp(prefix="grade-cache-"))  # a cold ceiling cache
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     summaries: dict[str, object] = {}
     global _meta_cached

@@ -8,7 +8,7 @@ Fixtures for specs: ``learner`` (the imported file), ``rng`` (a torch.Generator 
 run seed and the test's id, so ``--seed`` replays every case exactly), ``device``, ``mode``.
 
 Events written, one JSON object per line:
-``{"event": "mode", "mode", "device", "seed", "triton", "torch"}``,
+``{"event": "mode", "mode", "device", "seed", "triton", "torch", "python", "interpreter_fixes"}``,
 ``{"event": "collected", "nodeids": [...], "names": [...]}``,
 ``{"event": "start", "nodeid"}``,
 ``{"event": "result", "nodeid", "name", "passed", "skipped", "message", "kind", "launches", "performance"}``.
@@ -89,10 +89,11 @@ def pytest_configure(config):
     import torch
 
     mode = "interpreter" if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available() else "gpu"
+    fixes = None
     if mode == "interpreter":
         from grader import interpreter_fixes
 
-        interpreter_fixes.apply()  # for plain `pytest -p grader.harness.plugin` runs too
+        fixes = interpreter_fixes.apply()  # for plain `pytest -p grader.harness.plugin` runs too
     checks.CONTEXT.learner_file = str(Path(path).resolve())
     checks.CONTEXT.mode = mode
     checks.CONTEXT.device = "cuda" if mode == "gpu" else "cpu"
@@ -104,7 +105,8 @@ def pytest_configure(config):
     except Exception as exc:  # a broken Triton install is a setup problem, said plainly
         triton_version = f"unavailable ({exc})"
     _events.write(event="mode", mode=mode, device=checks.CONTEXT.device, seed=seed,
-                  triton=triton_version, torch=torch.__version__, python=sys.version.split()[0])
+                  triton=triton_version, torch=torch.__version__, python=sys.version.split()[0],
+                  interpreter_fixes=fixes)
     try:
         _learner_module = _import_learner(path)
     except (KeyboardInterrupt, SystemExit):
