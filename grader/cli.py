@@ -312,6 +312,16 @@ def cmd_doctor(args, console: Console) -> int:
                      f"{'cached ' + ceiling.measured_at if cached else 'measured now'})"))
     else:
         rows.append(("gpu", "none visible to torch (torch.cuda.is_available() is False)"))
+        from grader import interpreter_fixes
+
+        fixes = interpreter_fixes.apply()
+        names = {"bf16": "bf16 as on a GPU", "loop_variables": "loop variables as Triton scalars",
+                 "loop_bounds": "loop bounds computed in the kernel"}
+        installed = [names[k] for k, v in fixes.items() if v]
+        line = ", ".join(installed) if installed else "none"
+        if not fixes["bf16"]:
+            line += f"; {interpreter_fixes.BF16_ON_GPU_ONLY}"
+        rows.append(("interpreter fixes", line + " (docs/grading.md, section 7)"))
     table = Table(show_header=False, box=None)
     table.add_column(style="bold")
     table.add_column()

@@ -79,6 +79,9 @@ def describe_exception(exc: BaseException, learner_file: str | None, *, display:
 
 
 def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailure:
+    limit = _interpreter_limit(root)
+    if limit:
+        return GradeFailure(f"{limit}{where}")
     if isinstance(root, NotImplementedError):
         detail = _first_line(root) or "the TODOs are still there"
         return GradeFailure(f"not implemented yet: {detail}{where}", kind="not_implemented")
@@ -98,6 +101,27 @@ def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailu
     if isinstance(root, RecursionError):
         return GradeFailure(f"your code recursed without end{where}")
     return GradeFailure(f"your code raised {type(root).__name__}: {_first_line(str(root)) or '(no message)'}{where}")
+
+
+def _interpreter_limit(root: BaseException) -> str | None:
+    """A sentence for an error that comes from Triton's interpreter (or Triton's version), not from
+    the learner's reasoning; docs/grading.md lists these differences."""
+    import os
+
+    text = str(root)
+    if isinstance(root, NotImplementedError) and "Block pointers have been removed" in text:
+        return ("Triton 3.9 removed block pointers (`tl.make_block_ptr`, `tl.advance`), on a GPU as in its "
+                "interpreter: address the tile with pointer arithmetic and masks (or `tl.make_tensor_descriptor`)")
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return None
+    if isinstance(root, NotImplementedError) and "not supported in interpreter mode" in text:
+        return (f"Triton's interpreter cannot run this ({_first_line(text)}): a limit of the interpreter, not a "
+                "mistake; it runs on a GPU. To grade without a GPU, write it with `tl` operations")
+    if isinstance(root, AttributeError) and "'int' object has no attribute" in text:
+        return (f"your code raised AttributeError: {_first_line(text)}. In Triton's interpreter a loop variable "
+                "(and a constexpr) is a Python int, not a Triton scalar as on a GPU: a limit of this interpreter, "
+                "not a mistake. `tl.cast(r, tl.int64)` means the same and works in both")
+    return None
 
 
 def _innermost(exc: BaseException) -> BaseException:

@@ -199,14 +199,17 @@ class LearnerProcess:
             hello = protocol.receive(self._replies, timeout=self.import_timeout)
         except protocol.ReplyTimeout:
             self.stop()
-            raise GradeFailure(f"importing your file did not finish within {self.import_timeout:.0f} s: does "
-                               "it run a loop at import time (outside any function)?", kind="import") from None
+            self.hello = {"ready": False, "kind": "import",
+                          "message": f"importing your file did not finish within {self.import_timeout:.0f} s: does "
+                                     "it run a loop at import time (outside any function)?"}
+            self._refuse(self.hello)
         except protocol.ProtocolError:
             code, tail = self._ended()
             if code == 96:
                 raise GradeFailure("the grader could not set up its sandbox: " + tail.strip()[-500:], kind="fatal")
-            raise GradeFailure("importing your file ended the process: "
-                               + crash_message(code, tail, None), kind="import") from None
+            self.hello = {"ready": False, "kind": "import",
+                          "message": "importing your file ended the process: " + crash_message(code, tail, None)}
+            self._refuse(self.hello)
         if not isinstance(hello.get("ready"), bool):
             self.stop()
             raise GradeFailure("the process running your file sent something that is not the grader's", kind="import")

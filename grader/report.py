@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.catalogue import Exercise
+from grader.interpreter_fixes import BF16_ON_GPU_ONLY
 from grader.results import CheckRecord, Kind, RunResult
 
 NOT_MEASURED = "performance: not measured (no GPU)"
@@ -95,6 +96,7 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     table.add_column(width=1)
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
+    bf16_line_shown = False
     for group, members in groups.items():
         not_run = [c for c in members if c.not_run]
         skipped = [c for c in members if c.skipped and not c.not_run]
@@ -109,6 +111,7 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
             table.add_row(Text("·", style="dim"), Text(group), Text(not_run[0].message, style="dim"))
         elif skipped and len(skipped) == len(members):
             table.add_row(Text("–", style="yellow"), Text(group), Text(skipped[0].message, style="yellow"))
+            bf16_line_shown |= skipped[0].message == BF16_ON_GPU_ONLY
         else:
             extra = members[0].extra or {}
             detail = (plural(len(members), "case") if len(members) > 1 else
@@ -128,6 +131,8 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
             names = ", ".join(c.name for c in checks[1:4]) + (", …" if len(checks) > 4 else "")
             console.print(Text(f"  the same in {plural(len(checks) - 1, 'more case')} ({names}; see --json)",
                                style="dim"))
+    if not bf16_line_shown and any(c.skipped and c.message == BF16_ON_GPU_ONLY for c in run.checks):
+        console.print(Text(BF16_ON_GPU_ONLY, style="yellow"))  # once, for every bf16 case left to a GPU
     per_call = launches_per_call(run)
     if per_call is not None:
         console.print(Text(f"kernel launches per call: {per_call}", style="dim"))

@@ -151,6 +151,8 @@ class RunResult:
     notices: list[str] = field(default_factory=list)  # warnings the learner should read (static check, sandbox)
     sandbox: str | None = None
     stopped: str | None = None  # why checks were left unrun (the judge stopped early), if it said
+    #: The fixes of Triton's interpreter the learner's process ran under (`grader.interpreter_fixes`).
+    interpreter_fixes: dict | None = None
     wall_seconds: float = 0.0
 
     @property
@@ -194,6 +196,7 @@ class RunResult:
             "learner_file": self.learner_file,
             "notices": self.notices,
             "sandbox": self.sandbox,
+            "interpreter_fixes": self.interpreter_fixes,
             **extras,
         }
 
@@ -226,5 +229,7 @@ def apply_event(run: RunResult, data: dict, collected: dict[str, str], done: dic
         run.notices.append(str(data.get("text")))
     elif kind == "stopped":
         run.stopped = str(data.get("reason"))
+    elif kind == "fixes":
+        run.interpreter_fixes = {str(k): bool(v) for k, v in (data.get("interpreter_fixes") or {}).items()}
     elif kind == "fatal":
         run.fatal = str(data.get("message"))

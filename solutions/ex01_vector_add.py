@@ -36,8 +36,9 @@ def add_kernel(
     mask = offsets < n_elements
     x = tl.load(x_ptr + offsets, mask=mask)
     y = tl.load(y_ptr + offsets, mask=mask)
-    # Add in float32 and round once on the store. (It also sidesteps a limit of Triton's
-    # interpreter, which adds bfloat16 values as raw bits; on a GPU both are correct.)
+    # Add in float32 and round once on the store. For one add this equals `x + y` in the input
+    # dtype (a GPU rounds the bf16 sum once too); in longer expressions it keeps float32 precision
+    # between the operations and rounds only once, at the end.
     total = x.to(tl.float32) + y.to(tl.float32)
     tl.store(out_ptr + offsets, total.to(out_ptr.dtype.element_ty), mask=mask)
 

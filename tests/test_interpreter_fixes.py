@@ -1,0 +1,219 @@
+"""Triton's interpreter, with `grader.interpreter_fixes`, computes what a GPU computes.
+
+* bf16: the kernels of tests/bf16_agreement.py agree with a model of each (torch's float32 ->
+  bfloat16 rounding and exact fractions, independent of the fix), and with the outputs an H200
+  recorded for the same inputs (tests/data/bf16-h200.json, written by tests/gpu_record.py);
+* loop variables are Triton scalars (``r.to(tl.int64)`` works), loop bounds may be computed in
+  the kernel (Triton 3.6 under NumPy 2.4);
+* a Triton whose interpreter source is not one the fixes know gets no fix, and then bf16 cases
+  are left to a GPU with one line in the report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import types
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from grader import interpreter_fixes
+from grader.interpreter_fixes import bits, fingerprints
+from tests import bf16_agreement as agreement
+from tests.grading import ROOT, grade
+
+#: The H200's outputs for tests/bf16_agreement.py (BF16_GPU_DATA points elsewhere, e.g. on the GPU itself).
+GPU_DATA = Path(os.environ.get("BF16_GPU_DATA", ROOT / "tests" / "data" / "bf16-h200.json"))
+
+#: In this process too, before any kernel runs: the kernels below run in the interpreter.
+APPLIED = interpreter_fixes.apply()
+#: The hard inputs overflow on purpose (inf, NaN): NumPy says so each time.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+# --- the bits ------------------------------------------------------------------------------
+
+def test_float32_rounds_to_nearest_even_like_torch():
+    rng = np.random.default_rng(1)
+    words = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
+    words[:6] = [0x3F808000, 0x3F818000, 0x7F7F8000, 0x7F7F7FFF, 0x00008000, 0x80018000]  # ties, overflow, subnormals
+    values = words.view(np.float32)
+    ours = bits.from_float(values)
+    nan = np.isnan(values)
+    assert np.array_equal(ours[~nan], agreement.rne(values)[~nan])
+    assert np.isnan(bits.to_float32(ours[nan])).all()
+    assert ours[0] == 0x3F80 and ours[1] == 0x3F82 and ours[2] == 0x7F80  # ties to even; the top tie is inf
+
+
+def test_float32_toward_zero_truncates():
+    values = np.array([1.0078125 * (1 + 2**-9), -1.99, 3.4e38, -np.inf], dtype=np.float32)
+    assert list(bits.from_float(values, "rtz")) == [0x3F81, 0xBFFE, 0x7F7F, 0xFF80]
+
+
+def test_float64_rounds_once():
+    """Just above a tie by less than half a float32 ulp: float32 first would land on the tie."""
+    ties = np.array([1 + 2**-8, 3 * 2**-9 + 2**-1, -(1 + 3 * 2**-8)], dtype=np.float64)
+    above, below = ties * (1 + 2**-40), ties * (1 - 2**-40)
+    for values in (above, below, ties):
+        assert list(bits.from_float(values)) == list(agreement.exact_bits(values))
+    twice = agreement.rne(above.astype(np.float32))  # rounded to float32, then to bf16
+    assert (bits.from_float(above) != twice).any(), "the cases above must tell one rounding from two"
+
+
+def test_fma_rounds_once():
+    x = np.array([1.0625, 1.0625, 1.0625, -1.0625], dtype=np.float32)  # 1.0625^2 = 1.125 + 2^-8: a tie
+    z = np.array([2**-30, -(2**-30), 0.0, 2**-30], dtype=np.float32)
+    expected = [agreement.exact_bf16(Fraction(float(a)) * Fraction(float(a)) + Fraction(float(c))) for a, c in zip(x, z)]
+    assert list(bits.fma(x, x, z)) == expected
+    in_float32 = agreement.rne([np.float32(1.0625) * np.float32(1.0625) + np.float32(2**-30)])  # two roundings
+    assert bits.fma(x, x, z)[0] != in_float32[0], "the first case must tell one rounding from two"
+    assert bits.fma(np.float32([0.0]), np.float32([0.0]), np.float32([-0.0]))[0] == 0x0000  # +0 + -0 = +0
+
+
+def test_constant_goes_through_six_decimals_as_in_triton():
+    assert bits.constant(1e-7) == 0  # "0.000000"
+    assert bits.constant(0.1) == agreement.exact_bf16(Fraction("0.100000"))
+    assert bits.constant(-2.5) == 0xC020
+    assert bits.constant(float("inf")) == 0x7F80
+
+
+# --- the fixes on this Triton --------------------------------------------------------------
+
+def test_every_fix_is_installed_on_this_triton():
+    """Fails on a Triton whose interpreter changed where a fix works: read the functions named,
+    and add their fingerprints (grader/interpreter_fixes/fingerprints.py) once the fix is right."""
+    assert APPLIED["bf16"] and APPLIED["loop_variables"], (
+        f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
+    assert interpreter_fixes.bf16_trustworthy()
+
+
+@pytest.mark.parametrize("case", agreement.CASES, ids=lambda c: c.name)
+def test_bf16_kernel_agrees_with_the_model(case):
+    inputs = agreement.inputs_for(case)
+    outputs = agreement.run(case, inputs, "cpu")
+    for name, expected in case.model(inputs).items():
+        problem = agreement.disagreement(expected.model, agreement.bits_of(outputs[name]), expected.bits)
+        assert problem is None, f"{case.name}.{name}: {problem}"
+
+
+def _recorded() -> dict:
+    if not GPU_DATA.is_file():
+        pytest.skip(f"{GPU_DATA.relative_to(ROOT) if GPU_DATA.is_relative_to(ROOT) else GPU_DATA} is not recorded "
+                    "yet: run `python tests/gpu_record.py --out DIR` on a GPU and commit DIR/bf16-h200.json there")
+    return json.loads(GPU_DATA.read_text())
+
+
+@pytest.mark.parametrize("case", agreement.CASES, ids=lambda c: c.name)
+def test_bf16_kernel_agrees_with_the_gpu(case):
+    """The same inputs (stored as bits) through the interpreter and through the H200: the same bits,
+    or, where the GPU approximates (exp, division) or picks its own order (sums, dot), the bound
+    each output states in tests/bf16_agreement.py."""
+    record = _recorded()["cases"].get(case.name)
+    assert record is not None, f"{GPU_DATA.name} has no case {case.name!r}: record it again"
+    if "error" in record:
+        pytest.fail(f"the GPU could not run {case.name}: {record['error']}")
+    inputs = {name: agreement.decode(value) for name, value in record["inputs"].items()}
+    outputs = agreement.run(case, inputs, "cpu")
+    for name, expected in case.model(inputs).items():
+        gpu = agreement.bits_of(agreement.decode(record["outputs"][name]))
+        problem = agreement.disagreement(expected.gpu, agreement.bits_of(outputs[name]), gpu)
+        assert problem is None, f"{case.name}.{name}: interpreter vs GPU: {problem}"
+
+
+def test_gpu_record_names_the_machine():
+    meta = _recorded()["meta"]
+    assert {"gpu", "triton", "torch", "date"} <= set(meta)
+    assert meta["seed"] == agreement.SEED
+
+
+# --- loops ---------------------------------------------------------------------------------
+
+@triton.jit
+def _loop_kernel(out_ptr, wide_ptr, n, big, STEP: tl.constexpr):
+    for r in tl.range(tl.program_id(0), n, tl.num_programs(0)):  # a bound computed in the kernel
+        row = r.to(tl.int64)  # a Triton scalar, as on a GPU
+        tl.store(out_ptr + row, row * 3)
+    for i in range(0, n, STEP):
+        tl.static_assert(i.dtype == tl.int32)
+        tl.store(out_ptr + n + i, i.to(tl.int64) * 2)
+    for j in range(big - 1, big):
+        tl.static_assert(j.dtype == tl.int64)  # a bound past 2^31: the loop variable is int64
+        tl.store(wide_ptr, j)
+    for k in tl.static_range(2):
+        tl.static_assert(k < 2)  # a compile-time constant, as on a GPU
+
+
+def test_loop_variables_are_triton_scalars():
+    out = torch.full((12,), -1, dtype=torch.int64)
+    wide = torch.zeros(1, dtype=torch.int64)
+    _loop_kernel[(2,)](out, wide, 6, 2**33, STEP=1)
+    assert out.tolist() == [0, 3, 6, 9, 12, 15, 0, 2, 4, 6, 8, 10]
+    assert wide.item() == 2**33 - 1
+
+
+# --- when the interpreter is not one the fixes know -----------------------------------------
+
+def test_unknown_interpreter_source_gets_no_fix():
+    class InterpreterBuilder:
+        def binary_op(self, lhs, rhs, op):  # not the source any fix was written against
+            return op(lhs, rhs)
+
+    fake = types.ModuleType("fake_interpreter")
+    fake.InterpreterBuilder = InterpreterBuilder
+    original = InterpreterBuilder.binary_op
+    applied, unknown = interpreter_fixes.install(fake)
+    assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False}
+    assert "InterpreterBuilder.binary_op" in unknown
+    assert InterpreterBuilder.binary_op is original
+
+
+def test_fingerprints_know_this_interpreter():
+    from triton.runtime import interpreter
+
+    # The installed wrappers replaced some functions: the unwrapped sources were checked at install.
+    assert set(fingerprints.KNOWN) == {(f"{o}.{a}" if o else a) for o, a in interpreter_fixes.FINGERPRINTED}
+    assert all(len(hashes) >= 1 for hashes in fingerprints.KNOWN.values())
+    assert fingerprints.source_hash(interpreter.InterpreterBuilder.create_make_range)  # sources are readable
+
+
+@pytest.mark.slow
+def test_without_the_fix_bf16_is_left_to_a_gpu_in_one_line(monkeypatch):
+    """GRADE_INTERPRETER_FIXES=off: the state of a Triton the fixes do not know."""
+    from rich.console import Console
+
+    from grader import catalogue, report
+
+    monkeypatch.setenv("GRADE_INTERPRETER_FIXES", "off")
+    path = ROOT / "tests" / "natural" / "ex01" / "tutorial_add.py"
+    run = grade(1, path, select="matches_reference and (n3 or n1025)")
+    bf16 = [c for c in run.checks if "bf16" in c.name]
+    assert bf16 and all(c.skipped and c.message == interpreter_fixes.BF16_ON_GPU_ONLY for c in bf16)
+    assert run.passed, [c.message for c in run.checks if not c.passed]
+    console = Console(record=True, width=100)
+    report.render(run, catalogue.get(1), console)
+    assert console.export_text().count(interpreter_fixes.BF16_ON_GPU_ONLY) == 1
+
+
+def test_interpreter_limit_messages_say_so(monkeypatch):
+    from grader.failures import describe_exception
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    message = str(describe_exception(AttributeError("'int' object has no attribute 'to'"), None))
+    assert "limit of this interpreter" in message and "tl.cast(r, tl.int64)" in message
+    removed = describe_exception(NotImplementedError("Block pointers have been removed in favor of the tensor "
+                                                     "descriptor API"), None)
+    assert removed.kind == "wrong" and "Triton 3.9 removed block pointers" in str(removed)
+
+
+def test_bound_rule_accepts_equal_infinities_and_nan():
+    rule = agreement.Rule("bound", bound=np.array([1e-3, 1e-3, 1e-3]))
+    got = np.array([math.inf, math.nan, 1.0], dtype=np.float32).view(np.uint32)
+    want = np.array([math.inf, math.nan, 1.01], dtype=np.float32).view(np.uint32)
+    assert "1 of 3 differ" in agreement.disagreement(rule, got, want)
