@@ -9,19 +9,9 @@ the whole spec (every check, every dtype the exercise grades), which this test a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.grading import failure_messages, grade, variant_metadata
-
-NATURAL = Path(__file__).resolve().parent / "natural"
-
-
-def natural_files() -> list[tuple[int, Path]]:
-    return [(int(folder.name[2:]), path) for folder in sorted(NATURAL.glob("ex[0-9][0-9]"))
-            for path in sorted(folder.glob("*.py"))]
-
+from tests.grading import failure_messages, grade, natural_files, variant_metadata
 
 FILES = natural_files()
 
