@@ -133,6 +133,8 @@ class LearnerProcess:
         #: The judge's clock's cost of one round with no work (`grader.timing.calibrate`), in ms; measured
         #: when the learner's process starts on a GPU, before its file is imported.
         self.overhead_ms: float | None = None
+        #: The course's twin process for the judge's clock (`grader.timing_twin`), on a GPU.
+        self.twin: "LearnerProcess | None" = None
 
     # --- lifetime ---------------------------------------------------------------------------------
 

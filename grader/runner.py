@@ -313,7 +313,7 @@ class Runner:
             return item
 
         fn = getattr(self.module, str(request.get("function")), None)
-        if not callable(fn):
+        if not callable(fn) and not request.get("twin"):
             return {"ok": False, "kind": "wrong", "message": f"your file does not define `{request.get('function')}`"}
         sets = [(rebuild(s["args"]), rebuild(s["kwargs"])) for s in request["sets"]]
         slots = [rebuild(slot) for slot in request["outputs"]]
@@ -328,6 +328,11 @@ class Runner:
         torch = self.torch
         state = self.timing
         copied = []
+        if request.get("twin"):  # the course's twin (grader.timing_twin): only fill the outputs
+            for slot in state["slots"]:
+                slot.fill_(0.25)
+            torch.cuda.synchronize()
+            return {"ok": True, "copied": []}
         try:
             for (args, kwargs), slot in zip(state["sets"], state["slots"]):
                 with redirect_allocations(slot):
@@ -349,8 +354,9 @@ class Runner:
 
         state = self.timing
         args, kwargs = state["sets"][0]
+        work = (lambda: state["slots"][0].fill_(0.25)) if request.get("twin") else (lambda: state["fn"](*args, **kwargs))
         try:
-            ms = perf.time_ms(lambda: state["fn"](*args, **kwargs), rep_ms=int(request.get("rep_ms", 100)))
+            ms = perf.time_ms(work, rep_ms=int(request.get("rep_ms", 100)))
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, "kind": "wrong", "message": f"do_bench failed: {type(exc).__name__}: {exc}"}
         return {"ok": True, "ms": ms}

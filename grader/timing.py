@@ -87,8 +87,10 @@ class Timing:
     ms: float
     rounds_ms: list[float]
     sets: int
-    overhead_ms: float = 0.0  # subtracted from every round (calibrated before the learner's file was imported)
+    overhead_ms: float = 0.0  # a round's own cost, measured on the twin (grader.timing_twin), subtracted
     dobench_ms: float | None = None
+    raw_rounds_ms: list[float] = field(default_factory=list)  # the learner's rounds as the clock read them
+    calibrated_ms: float | None = None  # the round cost measured before the learner's file was imported
     copied: bool = False  # the learner's outputs were made elsewhere and copied into the slots
     notes: list[str] = field(default_factory=list)
 
@@ -96,6 +98,8 @@ class Timing:
         return {"method": "the judge's clock around K calls on K fresh input sets (median of rounds)",
                 "sets": self.sets, "ms_per_call": round(self.ms, 5), "rounds_ms": [round(t, 5) for t in self.rounds_ms],
                 "round_overhead_ms": round(self.overhead_ms, 5),
+                "raw_rounds_ms": [round(t, 5) for t in self.raw_rounds_ms],
+                "calibrated_overhead_ms": None if self.calibrated_ms is None else round(self.calibrated_ms, 5),
                 "dobench_ms": None if self.dobench_ms is None else round(self.dobench_ms, 5),
                 "dobench_ratio": None if not self.dobench_ms else round(self.dobench_ms / self.ms, 4),
                 "outputs_copied": self.copied}
@@ -145,7 +149,7 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
     the shape and dtype of the (first) output."""
     process = fn.process
     process.ready()
-    overhead = process.overhead_ms or 0.0
+    twin = getattr(process, "twin", None)
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
     inputs = [make_set(generator) for _ in range(sets)]
@@ -153,21 +157,37 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
     probe_generator = torch.Generator(device="cuda")
     probe_generator.manual_seed(seed + 1)
     torch.cuda.synchronize()
-    process.request({"op": "timing_setup", "function": fn.__name__,
-                     "sets": [{"args": _share(list(args)), "kwargs": _share(dict(kwargs))} for args, kwargs in inputs],
-                     "outputs": [_share(slot) for slot in slots]}, timeout=timeout)
-    times: list[float] = []
+    setup = {"op": "timing_setup", "function": fn.__name__,
+             "sets": [{"args": _share(list(args)), "kwargs": _share(dict(kwargs))} for args, kwargs in inputs],
+             "outputs": [_share(slot) for slot in slots]}
+    process.request(setup, timeout=timeout)
+    if twin is not None:
+        try:
+            twin.ready()
+            twin.request({**setup, "twin": True}, timeout=timeout)
+        except GradeFailure:
+            twin = None
+    raw: list[float] = []
+    twin_rounds: list[float] = []
     copied = False
+
+    def one_round(target, message) -> tuple[float, dict]:
+        for args, kwargs in inputs:
+            _refill(args, kwargs, make_set, generator)
+        for slot in slots:
+            guards.fill_poison(slot)
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        reply = target.request(message, timeout=timeout)
+        return time.perf_counter() - started, reply
+
     try:
         for round_ in range(rounds + 1):  # the first round warms up (and is not counted)
-            for args, kwargs in inputs:
-                _refill(args, kwargs, make_set, generator)
-            for slot in slots:
-                guards.fill_poison(slot)
-            torch.cuda.synchronize()
-            started = time.perf_counter()
-            reply = process.request({"op": "timing_go"}, timeout=timeout)
-            elapsed = time.perf_counter() - started
+            if twin is not None:  # in turns with the learner's rounds: the same state of the card for both
+                twin_elapsed, _ = one_round(twin, {"op": "timing_go", "twin": True})
+                if round_:
+                    twin_rounds.append(twin_elapsed * 1000)
+            elapsed, reply = one_round(process, {"op": "timing_go"})
             if any(_probe(slot, probe_generator) for slot in slots):
                 raise GradeFailure(
                     "your function returned before its output was written: when the grader looked, right after "
@@ -178,21 +198,29 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
                 verify(slot, args, kwargs)
             copied = copied or any(bool(c) for c in reply.get("copied") or [])
             if round_:
-                times.append(max(elapsed * 1000 - overhead, 0.0) / sets)
+                raw.append(elapsed * 1000)
         dobench = None
         try:
             dobench = float(process.request({"op": "timing_dobench", "rep_ms": 100}, timeout=timeout).get("ms"))
         except GradeFailure:
             dobench = None
+        overhead = 0.0
+        if twin is not None and twin_rounds:
+            fill_ms = float(twin.request({"op": "timing_dobench", "rep_ms": 50, "twin": True}, timeout=timeout)["ms"])
+            overhead = max(0.0, statistics.median(twin_rounds) - sets * fill_ms)
     finally:
-        try:
-            process.request({"op": "timing_release"}, timeout=30)
-        except GradeFailure:
-            pass
+        for target in (process, twin):
+            if target is None:
+                continue
+            try:
+                target.request({"op": "timing_release"}, timeout=30)
+            except GradeFailure:
+                pass
         del inputs, slots
         torch.cuda.empty_cache()
+    times = [max(t - overhead, 0.0) / sets for t in raw]
     return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets, overhead_ms=overhead, dobench_ms=dobench,
-                  copied=copied)
+                  copied=copied, raw_rounds_ms=raw, calibrated_ms=process.overhead_ms)
 
 
 def time_local(fn: Callable, make_set: MakeSet, *, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0) -> Timing:

@@ -137,6 +137,13 @@ def pytest_configure(config):
                              import_timeout=min(session.timeout, 60.0) if config.getoption("--check-timeout") else 60.0)
     session.process = process
     process.start()  # the learner's file is imported while pytest collects the checks
+    if gpu:
+        # The twin of the GPU timing (grader.timing_twin): the course's own process, started now so
+        # that it is ready when a performance check needs it.
+        from grader.catalogue import ROOT
+
+        process.twin = LearnerProcess(ROOT / "grader" / "timing_twin.py", display="grader/timing_twin.py", mode="gpu")
+        process.twin.start()
     session.events.write("mode", mode=session.mode, device="cuda" if gpu else "cpu", seed=seed,
                          versions={"triton": _version("triton"), "torch": torch.__version__,
                                    "python": sys.version.split()[0]},
@@ -146,6 +153,9 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     session = _SESSION
     if session is not None and session.process is not None:
+        twin = getattr(session.process, "twin", None)
+        if twin is not None:
+            twin.close()
         session.process.close()
         sandbox.kill_children()
 
