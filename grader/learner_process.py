@@ -130,9 +130,6 @@ class LearnerProcess:
         self.deadline: float | None = None  # the current check's clock (monotonic)
         self.on_call: Callable[[CallOutcome], None] | None = None  # the plugin counts launches per call
         self._buffers: list[list] = []  # [start, end, buffer, device] of every buffer in the in arena
-        #: The judge's clock's cost of one round with no work (`grader.timing.calibrate`), in ms; measured
-        #: when the learner's process starts on a GPU, before its file is imported.
-        self.overhead_ms: float | None = None
         #: The course's twin process for the judge's clock (`grader.timing_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
 
@@ -180,7 +177,6 @@ class LearnerProcess:
             os.close(reply_write)
         self._requests, self._replies = request_write, reply_read
         self.hello = None
-        self.overhead_ms = None
 
     def ready(self) -> dict:
         """The learner process's hello (after its import); GradeFailure if it could not start."""
@@ -190,13 +186,6 @@ class LearnerProcess:
             self.start()
         if self.hello is not None:
             return self.hello
-        if self.mode == "gpu" and self.overhead_ms is None:
-            from grader import timing
-
-            try:  # before the learner's file is imported: see grader.timing.calibrate
-                self.overhead_ms = timing.calibrate(self)
-            except (protocol.ProtocolError, protocol.ReplyTimeout, OSError):
-                pass  # the process did not come up: reading its hello below says why
         try:
             hello = protocol.receive(self._replies, timeout=self.import_timeout)
         except protocol.ReplyTimeout:

@@ -366,25 +366,6 @@ class Runner:
         self.torch.cuda.synchronize()
         return {"ok": True}
 
-    # --- the judge's clock, calibrated before the learner's file is imported ---------------------
-
-    def calibration(self) -> None:
-        """Answer the judge's calibration rounds: one tiny kernel each, as a call with no work would
-        cost (`grader.timing.calibrate`), until the judge says "begin". The learner's file is not
-        imported yet, so these times are the course's own."""
-        torch = self.torch
-        scratch = torch.zeros(1, device="cuda")
-        while True:
-            try:
-                request = self.protocol.receive(self.requests, limit=1 << 20)
-            except self.protocol.ProtocolError:
-                os._exit(0)
-            if request.get("op") != "calibrate":
-                return
-            scratch.add_(1.0)
-            torch.cuda.synchronize()
-            self.protocol.send(self.replies, {"id": request.get("id"), "ok": True})
-
     # --- the loop -----------------------------------------------------------------------------
 
     def serve(self) -> int:
@@ -441,8 +422,6 @@ def main(argv: list[str] | None = None) -> int:
 
         fixes = mode.prepare_interpreter()
     runner = Runner(args)
-    if args.mode == "gpu":
-        runner.calibration()  # before the learner's file is imported: nothing here can be patched yet
     hello = runner.import_learner()
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
                  fixes=fixes, seconds=round(time.monotonic() - started, 3))
