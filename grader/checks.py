@@ -124,14 +124,16 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
         name = out_name if out is returned else "a tensor you allocated"
         regions = out.outside_writes()
         if regions:
-            raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)")
+            raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)",
+                               kind="masking")
     for g in guarded_inputs:
         regions = g.outside_writes()
         if regions:
-            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only")
+            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only", kind="masking")
         inside = g.inside_writes()
         if inside:
-            raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input `{g.name}`: inputs are read-only")
+            raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input "
+                               f"`{g.name}`: inputs are read-only", kind="coverage")
     return returned
 
 
@@ -211,13 +213,15 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
         if CONTEXT.mode == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 and "tolerance" in str(failure):
             failure = GradeFailure(f"{failure}. Note: Triton's interpreter computes bfloat16 arithmetic on the raw bits "
                                    "(a known interpreter limit; a GPU is right): convert loaded values with "
-                                   "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
+                                   "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway",
+                                   kind=failure.kind)
         culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
         if culprit:
             name, region = culprit
             raise GradeFailure(
                 _READ_WORDS[region].format(name=name) + f": your answer changes when the memory there "
-                f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}"
+                f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}",
+                kind="masking",
             ) from None
         raise
     named = {g.name: g.view for g in guarded_inputs}
@@ -309,7 +313,8 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     if outside:
         raise GradeFailure(
             f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
-            f"without a mask reaches past the end): {sentence}"
+            f"without a mask reaches past the end): {sentence}",
+            kind="masking",
         )
     for name, limit in (max_passes or {}).items():
         passes = counter.passes(name)

@@ -5,7 +5,12 @@ JSON (fields may be added, never renamed)::
     {"exercise": N, "passed": bool, "mode": "gpu" | "interpreter",
      "checks": [{"name", "passed", "message", "skipped", "kind"}],
      "performance": {"achieved_gbps", "ceiling_gbps", "spec_gbps", "fraction", "floor", ...} | null,
-     "seed": S, "launches_per_call": K | null, "versions": {...}, "learner_file": "..."}
+     "seed": S, "launches_per_call": K | null, "versions": {...}, "learner_file": "...",
+     "show_command": "grade show N --from ..." | null}
+
+``show_command`` is set when a check failed with a kind the access map draws
+(`grader.failures.ACCESS_KINDS`: a read or write outside a tensor, unwritten output elements):
+the text report then ends with that command.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.catalogue import Exercise
+from grader.failures import ACCESS_KINDS
 from grader.isolation import CheckResult, RunResult
 
 NOT_MEASURED = "performance: not measured (no GPU)"
@@ -27,6 +33,16 @@ NOT_MEASURED = "performance: not measured (no GPU)"
 def launches_per_call(run: RunResult) -> int | None:
     counts = Counter(n for check in run.checks for n in check.launches)
     return counts.most_common(1)[0][0] if counts else None
+
+
+def show_command(run: RunResult, exercise: Exercise | None = None) -> str | None:
+    """`grade show N [--from PATH]` when a failed check's mistake is one the access map draws, else None."""
+    if not any(c.kind in ACCESS_KINDS and not c.passed and not c.skipped for c in run.checks):
+        return None
+    from grader import show
+
+    own_file = exercise is not None and run.learner_file.endswith(exercise.learner_file)
+    return show.command(run.exercise, None if own_file else run.learner_file)
 
 
 def to_json(run: RunResult) -> dict:
@@ -47,7 +63,17 @@ def to_json(run: RunResult) -> dict:
         "amdahl": amdahl_summary(run),
         "byte_model": run.extra("byte_model"),
         "traffic": run.extra("traffic"),
+        "show_command": show_command(run, _catalogued(run.exercise)),
     }
+
+
+def _catalogued(number: int) -> Exercise | None:
+    from grader import catalogue
+
+    try:
+        return catalogue.get(number)
+    except KeyError:
+        return None
 
 
 def _group(name: str) -> str:
@@ -176,3 +202,8 @@ def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:
         console.print(Text(f"Replay these exact inputs with: grade exercise {exercise.number} --seed {run.seed}"
                            + (f" --from {run.learner_file}" if not run.learner_file.endswith(exercise.learner_file) else ""),
                            style="dim"))
+        command = show_command(run, exercise)
+        if command:
+            # soft_wrap: the command stays one line a learner can copy
+            console.print(Text.assemble("See what your kernel read and wrote, program by program: ",
+                                        (command, "bold")), soft_wrap=True)
