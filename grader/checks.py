@@ -151,16 +151,18 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
         name = out_name if out is returned else "a tensor you allocated"
         regions = out.outside_writes()
         if regions:
-            raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)")
+            raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)",
+                               kind="masking")
     for g in guarded_inputs:
         regions = g.outside_writes()
         if regions:
             raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only"
-                               if g.name not in inplace else f"your kernel wrote {_where(regions, g.name)}")
+                               if g.name not in inplace else f"your kernel wrote {_where(regions, g.name)}",
+                               kind="masking")
         inside = g.inside_writes()
         if inside and g.name not in inplace:
             raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input "
-                               f"`{g.name}`: inputs are read-only")
+                               f"`{g.name}`: inputs are read-only", kind="coverage")
     return returned
 
 
@@ -250,13 +252,15 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
         if mode_of(fn) == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 \
                 and "tolerance" in str(failure) and not bf16_trustworthy(fn):
             # Only where the bf16 fix could not be installed (an interpreter it does not know).
-            failure = GradeFailure(f"{failure}. Note: {interpreter_fixes.BF16_ON_GPU_ONLY}: a GPU decides")
+            failure = GradeFailure(f"{failure}. Note: {interpreter_fixes.BF16_ON_GPU_ONLY}: a GPU decides",
+                                   kind=failure.kind)
         culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
         if culprit:
             name, region = culprit
             raise GradeFailure(
                 _READ_WORDS[region].format(name=name) + f": your answer changes when the memory there "
-                f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}"
+                f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}",
+                kind="masking",
             ) from None
         raise failure from None
     named = {g.name: g.view for g in guarded_inputs}
@@ -311,7 +315,8 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     if outside:
         raise GradeFailure(
             f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
-            f"without a mask reaches past the end): {sentence}"
+            f"without a mask reaches past the end): {sentence}",
+            kind="masking",
         )
     for name in (max_passes or {}):
         passes = counted.passes(name)

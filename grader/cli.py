@@ -1,7 +1,7 @@
 """The `grade` command.
 
-Learners: ``list`` · ``exercise N`` · ``watch [N]`` · ``hint N`` · ``solution N`` · ``reset N`` ·
-``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
+Learners: ``list`` · ``exercise N`` · ``show N`` · ``watch [N]`` · ``hint N`` · ``solution N`` ·
+``reset N`` · ``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
 
 Exit status: 0 passed (or done), 1 failed (or refused, with a sentence saying why), 2 usage error.
 Commands that do not grade avoid importing torch and Triton so they answer at once.
@@ -90,13 +90,53 @@ def cmd_exercise(args, console: Console) -> int:
     if not args.from_path:
         progress.record_run(exercise.number, run)
     if args.json:
-        print(json.dumps(run.to_json(), indent=1))
+        print(json.dumps(report.to_json(run), indent=1))
     else:
         report.render(run, exercise, console)
         if run.passed and not args.from_path:
             console.print(Text(f"`grade solution {exercise.number}` shows the reference with its commentary; "
                                "`grade list` shows what comes next.", style="dim"))
     return EXIT_PASSED if run.passed else EXIT_FAILED
+
+
+def cmd_show(args, console: Console) -> int:
+    from grader import show
+
+    exercise = _exercise(args.number)
+    path = _learner_file(args, exercise)
+    if not exercise.spec_file.is_file():
+        raise UsageError(f"exercise {exercise.number} has no checks yet ({exercise.spec_file} is missing)")
+    if "def show_inputs(" not in exercise.spec_file.read_text(encoding="utf-8"):
+        raise UsageError(f"exercise {exercise.number} ({exercise.title.split(':')[0]}) takes no tensors: "
+                         "there is no kernel to draw")
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix.lower() not in (".png", ".svg"):
+        raise UsageError(f"--out takes a .png or .svg file, not {out.name}")
+    if not args.json:
+        console.print(Text(f"Drawing what {path} touches, in Triton's interpreter …", style="dim"))
+    result = show.record_in_child(exercise, path, size=args.size, timeout=args.timeout)
+    if result.usage:
+        raise UsageError(result.usage)
+    if result.problem:
+        if args.json:
+            print(json.dumps({"exercise": exercise.number, "problem": result.problem}, indent=1))
+        else:
+            console.print(Text(f"No map: {result.problem}.", style="red"))
+        return EXIT_FAILED
+    title = f"Exercise {exercise.number} · what `{exercise.function}` touched"
+    if args.json:
+        print(json.dumps({"exercise": exercise.number, "map": result.map.to_dict()}))
+    else:
+        from grader import access_terminal
+
+        access_terminal.render(result.map, console, title=title)
+    if out is not None:
+        from grader import access_figure
+
+        access_figure.save(result.map, out, title=f"{title} ({path.name})")
+        if not args.json:
+            console.print(Text.assemble("wrote ", (_shown(out), "bold")), soft_wrap=True)
+    return EXIT_PASSED
 
 
 def cmd_hint(args, console: Console) -> int:
@@ -352,6 +392,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--traffic", action="store_true",
                    help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape)")
     p.set_defaults(handler=cmd_exercise)
+
+    p = sub.add_parser("show", help="draw which elements your kernel read and wrote, program by program")
+    p.add_argument("number", type=int)
+    p.add_argument("--from", dest="from_path", metavar="PATH", help="draw this file instead of exercises/exNN_*.py")
+    p.add_argument("--size", metavar="SIZE",
+                   help="the input, as the exercise reads it: N for exercise 1 (default 1500), M,N,ROW_STRIDE "
+                        "for the softmax exercises (default 5,781,1000 for exercise 3), S,D,KEY_LEN for exercise 7")
+    p.add_argument("--out", metavar="FILE", help="also draw the map into FILE (.png or .svg)")
+    p.add_argument("--json", action="store_true", help="print the map as JSON instead of drawing it")
+    p.add_argument("--timeout", type=float, help="seconds the call may take (default 120)")
+    p.set_defaults(handler=cmd_show)
 
     p = sub.add_parser("watch", help="re-grade an exercise every time you save it (Ctrl-C to stop)")
     p.add_argument("number", type=int, nargs="?",

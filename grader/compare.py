@@ -105,7 +105,8 @@ def expect_close(actual, expected: torch.Tensor, *, name: str = "out",
         raise GradeFailure(
             f"left {k} of {total} elements of `{name}` unwritten: "
             + _listing(name, positions, got, want, shape, show_actual=False)
-            + (" (is the grid too small, or a mask too strict?)" if k < total else " (did your kernel store anything?)")
+            + (" (is the grid too small, or a mask too strict?)" if k < total else " (did your kernel store anything?)"),
+            kind="coverage",
         )
 
     want_finite = torch.isfinite(want)

@@ -11,12 +11,20 @@ import traceback
 from pathlib import Path
 
 
+#: Failure kinds whose mistake the access map shows: the report ends with the `grade show` command.
+ACCESS_KINDS = ("masking", "coverage")
+
+
 class GradeFailure(AssertionError):
     """A check failed; ``str(exc)`` is the sentence the learner reads.
 
     ``kind`` lets the front end group failures: "not_implemented" stops the run after the first
     one (every other check would say the same), "fatal" means the process can no longer be
     trusted (a CUDA error poisons the context) and the grader restarts it before the next check.
+    The `ACCESS_KINDS` say where the kernel's loads and stores went wrong, which the access map
+    draws (`grade show N`): "masking" (a read or write outside a tensor: past its end, before its
+    start, in the gaps between its rows) and "coverage" (output elements left unwritten, or
+    elements of an input overwritten). A check that adds words to such a failure keeps its kind.
     """
 
     def __init__(self, message: str, *, kind: str = "wrong", raised: str | None = None):

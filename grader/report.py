@@ -6,7 +6,12 @@ JSON (`grader.results.RunResult.to_json`; fields may be added, never renamed)::
      "checks": [{"name", "passed", "message", "skipped", "kind"}],
      "performance": {"achieved_gbps", "ceiling_gbps", "spec_gbps", "fraction", "floor", ...} | null,
      "seed": S, "launches_per_call": K | null, "versions": {...}, "learner_file": "...",
-     "notices": [...], "sandbox": "...", "traffic": {...} | null, "byte_model": {...} | null, ...}
+     "notices": [...], "sandbox": "...", "traffic": {...} | null, "byte_model": {...} | null, ...,
+     "show_command": "grade show N --from ..." | null}
+
+``show_command`` is set when a check failed with a kind the access map draws
+(`grader.failures.ACCESS_KINDS`: a read or write outside a tensor, unwritten output elements):
+the text report then ends with that command.
 
 The terminal report is built to be read at 80 columns: one line per group of checks, each
 distinct diagnosis shown once with the cases it came from (the same sentence in twelve cases is
@@ -25,6 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.catalogue import Exercise
+from grader.failures import ACCESS_KINDS
 from grader.interpreter_fixes import BF16_ON_GPU_ONLY
 from grader.results import CheckRecord, Kind, RunResult
 
@@ -33,12 +39,31 @@ NOT_MEASURED = "performance: not measured (no GPU)"
 SHOWN_DIAGNOSES = 3
 
 
+def show_command(run: RunResult, exercise: Exercise | None = None) -> str | None:
+    """`grade show N [--from PATH]` when a failed check's mistake is one the access map draws, else None."""
+    if not any(c.kind in ACCESS_KINDS and not c.passed and not c.skipped for c in run.checks):
+        return None
+    from grader import show
+
+    own_file = exercise is not None and run.learner_file.endswith(exercise.learner_file)
+    return show.command(run.exercise, None if own_file else run.learner_file)
+
+
 def to_json(run: RunResult) -> dict:
-    return run.to_json()
+    return {**run.to_json(), "show_command": show_command(run, _catalogued(run.exercise))}
 
 
 def launches_per_call(run: RunResult) -> int | None:
     return run.launches_per_call()
+
+
+def _catalogued(number: int) -> Exercise | None:
+    from grader import catalogue
+
+    try:
+        return catalogue.get(number)
+    except KeyError:
+        return None
 
 
 def _group(name: str) -> str:
@@ -195,3 +220,7 @@ def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:
     if not run.learner_file.endswith(exercise.learner_file):
         replay += f" --from {run.learner_file}"
     console.print(Text("Replay these exact inputs with: ", style="dim") + Text(replay, style="dim"), soft_wrap=True)
+    command = show_command(run, exercise)
+    if command:  # soft_wrap: the command stays one line a learner can copy
+        console.print(Text.assemble("See what your kernel read and wrote, program by program: ", (command, "bold")),
+                      soft_wrap=True)

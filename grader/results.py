@@ -20,6 +20,8 @@ class Kind(str, Enum):
 
     OK = "ok"
     WRONG = "wrong"  # the learner's answer (or code) is wrong; the message says how
+    MASKING = "masking"  # a read or write outside a tensor (the access map draws it: `grade show`)
+    COVERAGE = "coverage"  # output elements left unwritten, or an input changed (`grade show` draws it)
     NOT_IMPLEMENTED = "not_implemented"  # the stub's NotImplementedError: every check would say it
     IMPORT = "import"  # the learner's file did not import: every check would say it
     REJECTED = "rejected"  # the static check refused the file (batch grading)

@@ -13,36 +13,13 @@ many did it have to move?".  Under ``TRITON_INTERPRET=1`` every ``tl.load`` and
 
 How it hooks the interpreter
 ----------------------------
-Every memory access of ``triton/runtime/interpreter.py`` - plain and masked
-loads and stores, block-pointer loads and stores (Triton <= 3.6), tensor
-descriptor loads/stores/gathers/scatters, ``tl.atomic_*`` - ends in one of four
-functions of the C++ extension that the module imports as ``_interpreter``:
-``load(ptrs, masks, other, dtype)``, ``store(ptrs, values, masks)``,
-``atomic_rmw(op, ptrs, values, masks, sem)`` and
-``atomic_cas(ptrs, cmp, values, sem)``.  That is the narrowest point there is:
-it sees the final byte addresses and the final mask of every lane, whatever the
-front end did to produce them, and its signatures have not changed since
-Triton 2.2 (while the Python builder methods around it change their signatures
-between releases).  Inside ``with count_traffic()`` the module global
-``triton.runtime.interpreter._interpreter`` is replaced by a thin proxy whose
-four memory functions count and then call the originals; everything else is
-delegated unchanged.  Three more hooks give each launch its context:
-
-* ``GridExecutor.__call__`` - one call per kernel launch: the launch count and
-  the kernel's name;
-* ``interpreter_builder.set_grid_dim`` - called once per launch with the padded
-  ``(x, y, z)`` grid (so callable grids need not be re-evaluated);
-* ``GridExecutor._init_args_hst`` (optional) - the host copies of the
-  arguments: their names give the per-argument tally, and where a device
-  tensor was copied to a different host address (GPU tensors under the
-  interpreter) the watched ranges are translated to the host copy.
-
-All hook points are looked up with ``getattr``; if the required ones
-(``_interpreter.load/store``, ``GridExecutor.__call__``, and builder methods
-that really go through ``_interpreter``) are missing, or the interpreter is
-off, nothing is patched and the counter reports ``available = False`` with a
-reason.  Hooks exist only while at least one ``count_traffic()`` block is open
-and are removed on exit, also when the block raises.
+Through `grader.interpreter_hooks`, the hook layer it shares with `grader.access_map`: the
+four memory functions of the interpreter's C++ extension (every load, store and atomic ends
+there, with its final byte addresses and lane masks), one hook per launch, the launch's grid
+and the host copies of its arguments.  If this Triton cannot be hooked, or the interpreter is
+off, the counter reports ``available = False`` with a reason.  Hooks exist only while at least
+one ``count_traffic()`` block (or another listener) is open and are removed on exit, also when
+the block raises.
 
 What is counted, and what is not
 --------------------------------
@@ -67,80 +44,17 @@ What is counted, and what is not
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
+
+from grader import interpreter_hooks as hooks
+from grader.interpreter_hooks import RangeTable, storage_base, tensor_range
 
 __all__ = ["OUTSIDE", "Traffic", "TrafficSummary", "count_traffic", "describe", "format_bytes", "traffic_available"]
 
 OUTSIDE = "(outside any tensor)"
 """Bucket for bytes at addresses that no watched tensor covers (e.g. out-of-bounds reads)."""
-
-_MISSING = object()
-
-
-# --------------------------------------------------------------------------- byte ranges
-
-
-def _tensor_range(tensor) -> Tuple[int, int, int]:
-    """(start address, extent in bytes, element bytes) of a tensor view.
-
-    The extent covers every byte from the first to the last element the view's
-    strides can reach, so a strided view includes the gaps between its rows;
-    the element bytes (numel * element size) are what "one pass" means.
-    """
-    if not hasattr(tensor, "untyped_storage") and hasattr(tensor, "base"):
-        tensor = tensor.base  # triton's TensorWrapper (tl.reinterpret) wraps a torch tensor
-    start = int(tensor.data_ptr())
-    item = int(tensor.element_size())
-    numel = int(tensor.numel())
-    if numel == 0:
-        return start, 0, 0
-    last = sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
-    return start, (int(last) + 1) * item, numel * item
-
-
-def _storage_base(tensor) -> Optional[int]:
-    """Address of the storage a tensor lives in (the key for device->host translation)."""
-    if not hasattr(tensor, "untyped_storage") and hasattr(tensor, "base"):
-        tensor = tensor.base
-    try:
-        return int(tensor.untyped_storage().data_ptr())
-    except Exception:
-        return None
-
-
-class _RangeTable:
-    """Maps byte addresses to owner indices with one ``np.searchsorted``.
-
-    Overlapping ranges are flattened into elementary segments first, each owned
-    by the smallest range that covers it (ties: the earliest), so a lookup is a
-    single binary search whatever the overlaps.  Owner -1 means "none".
-    """
-
-    def __init__(self, ranges: List[Tuple[int, int]]):
-        self.size = len(ranges)
-        edges = sorted({edge for start, extent in ranges if extent > 0 for edge in (start, start + extent)})
-        self.edges = np.array(edges, dtype=np.uint64)
-        owners = [-1] * (len(edges) + 1)
-        for segment in range(1, len(edges)):
-            low = edges[segment - 1]
-            best = None
-            for index, (start, extent) in enumerate(ranges):
-                if extent > 0 and start <= low < start + extent and (best is None or extent < ranges[best][1]):
-                    best = index
-            owners[segment] = -1 if best is None else best
-        self.owners = np.array(owners, dtype=np.int64)
-
-    def count(self, addresses: np.ndarray) -> np.ndarray:
-        """Lanes per owner: index 0 is "no owner", index i + 1 is range i."""
-        if self.edges.size == 0 or addresses.size == 0:
-            counts = np.zeros(self.size + 1, dtype=np.int64)
-            counts[0] = addresses.size
-            return counts
-        owner = self.owners[np.searchsorted(self.edges, addresses, side="right")]
-        return np.bincount(owner + 1, minlength=self.size + 1)
 
 
 # --------------------------------------------------------------------------- the counter
@@ -166,7 +80,7 @@ class Traffic:
         self._kernel: Optional[str] = None
         self._argument_tensors: List[Tuple[str, Any]] = []
         self._host_shift: Dict[int, int] = {}  # device storage address -> host minus device
-        self._tables: Optional[Tuple[_RangeTable, List[str], _RangeTable, List[str]]] = None
+        self._tables: Optional[Tuple[RangeTable, List[str], RangeTable, List[str]]] = None
 
     # ---- registration
 
@@ -204,7 +118,7 @@ class Traffic:
         self._check(name)
         if name == OUTSIDE:
             raise ValueError(f"{OUTSIDE!r} has no size")
-        return _tensor_range(self._watched[name])[2]
+        return tensor_range(self._watched[name])[2]
 
     def passes(self, name: str) -> float:
         """How many times the kernel(s) read ``name`` in full: 1.0 is one read of every byte."""
@@ -272,14 +186,17 @@ class Traffic:
             watched_names = list(self._watched)
             watched_ranges = []
             for tensor in self._watched.values():
-                start, extent, _ = _tensor_range(tensor)
-                start += self._host_shift.get(_storage_base(tensor), 0)
+                start, extent, _ = tensor_range(tensor)
+                start += self._host_shift.get(storage_base(tensor), 0)
                 watched_ranges.append((start, extent))
             argument_names = [name for name, _ in self._argument_tensors]
-            argument_ranges = [_tensor_range(tensor)[:2] for _, tensor in self._argument_tensors]
-            self._tables = (_RangeTable(watched_ranges), watched_names,
-                            _RangeTable(argument_ranges), argument_names)
+            argument_ranges = [tensor_range(tensor)[:2] for _, tensor in self._argument_tensors]
+            self._tables = (RangeTable(watched_ranges), watched_names,
+                            RangeTable(argument_ranges), argument_names)
         return self._tables
+
+    def _on_access(self, access: hooks.Access) -> None:
+        self._record(access.direction, access.active_addresses(), access.item_bytes)
 
     def _record(self, direction: str, addresses: np.ndarray, item_bytes: int) -> None:
         watched_table, watched_names, argument_table, argument_names = self._range_tables()
@@ -359,179 +276,13 @@ class TrafficSummary:
                 "tensors": tensors, "loaded": self.total_loaded, "stored": self.total_stored}
 
 
-# --------------------------------------------------------------------------- the hooks
-
-_active: List[Traffic] = []
-_restore: List[Tuple[object, str, object]] = []  # (owner, attribute, previous own value or _MISSING)
-
-
-def _active_lanes(pointers, mask) -> np.ndarray:
-    """Byte addresses of the lanes whose mask is true, as a flat uint64 array."""
-    pointers = np.asarray(pointers).astype(np.uint64, copy=False)  # int64 vs uint64 would search as float64
-    if mask is None:
-        return pointers.reshape(-1)
-    mask = np.asarray(mask, dtype=bool)
-    if mask.shape != pointers.shape:
-        pointers, mask = np.broadcast_arrays(pointers, mask)
-    return pointers.reshape(-1) if mask.all() else pointers[mask]
-
-
-def _record(direction: str, pointers, mask, item_bytes: int) -> None:
-    if not _active:
-        return
-    addresses = _active_lanes(pointers, mask)
-    for counter in _active:
-        counter._record(direction, addresses, item_bytes)
-
-
-class _CountingInterpreterModule:
-    """Stands in for the ``_interpreter`` C++ module: counts, then delegates."""
-
-    def __init__(self, real):
-        self._real = real
-
-    def __getattr__(self, name):
-        return getattr(self._real, name)
-
-    def load(self, ptrs, masks, other, ret_dtype, *rest, **kwargs):
-        result = self._real.load(ptrs, masks, other, ret_dtype, *rest, **kwargs)
-        _record("loaded", ptrs, masks, np.dtype(ret_dtype).itemsize)
-        return result
-
-    def store(self, ptrs, values, masks, *rest, **kwargs):
-        result = self._real.store(ptrs, values, masks, *rest, **kwargs)
-        _record("stored", ptrs, masks, np.asarray(values).itemsize)
-        return result
-
-    def atomic_rmw(self, op, ptrs, values, masks, *rest, **kwargs):
-        result = self._real.atomic_rmw(op, ptrs, values, masks, *rest, **kwargs)
-        item_bytes = np.asarray(values).itemsize
-        _record("loaded", ptrs, masks, item_bytes)
-        _record("stored", ptrs, masks, item_bytes)
-        return result
-
-    def atomic_cas(self, ptrs, cmp, values, *rest, **kwargs):
-        result = self._real.atomic_cas(ptrs, cmp, values, *rest, **kwargs)
-        item_bytes = np.asarray(values).itemsize
-        _record("loaded", ptrs, None, item_bytes)
-        _record("stored", ptrs, None, item_bytes)
-        return result
-
-
-def _uses_global(function, name: str) -> bool:
-    code = getattr(function, "__code__", None)
-    return code is not None and name in code.co_names
-
-
-def _hook_points():
-    """(interpreter module, None) when this Triton can be hooked, else (None, reason)."""
-    try:
-        import triton
-        from triton.runtime import interpreter
-    except Exception as error:  # no triton, or an interpreter that will not import
-        return None, f"traffic: not available ({type(error).__name__}: {error})"
-    version = ".".join(str(getattr(triton, "__version__", "?")).split(".")[:2])
-    unavailable = f"traffic: not available on Triton {version}"
-    c_module = getattr(interpreter, "_interpreter", None)
-    executor = getattr(interpreter, "GridExecutor", None)
-    builder = getattr(interpreter, "interpreter_builder", None)
-    if not (callable(getattr(c_module, "load", None)) and callable(getattr(c_module, "store", None))):
-        return None, unavailable
-    if executor is None or "__call__" not in vars(executor) or builder is None:
-        return None, unavailable
-    builder_type = type(builder)
-    if not all(_uses_global(getattr(builder_type, method, None), "_interpreter")
-               for method in ("create_masked_load", "create_masked_store")):
-        return None, unavailable  # loads no longer go through the C module global: we would count nothing
-    runtime_knobs = getattr(getattr(triton, "knobs", None), "runtime", None)
-    interpreting = getattr(runtime_knobs, "interpret", _MISSING)
-    if interpreting is _MISSING:
-        interpreting = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
-    if not interpreting:
-        return None, "traffic: Triton's interpreter is off (set TRITON_INTERPRET=1 before importing triton)"
-    return interpreter, None
+# --------------------------------------------------------------------------- counting a block
 
 
 def traffic_available() -> Tuple[bool, str]:
     """(True, "") when kernel traffic can be counted here, else (False, why not)."""
-    interpreter, reason = _hook_points()
+    interpreter, reason = hooks.hook_points("traffic")
     return interpreter is not None, reason or ""
-
-
-def _argument_tensors(names, args, kwargs) -> List[Tuple[str, Any]]:
-    """(name, tensor) for every tensor argument of a launch, tuples flattened as name[i]."""
-    found: List[Tuple[str, Any]] = []
-
-    def visit(name, value):
-        if isinstance(value, tuple):
-            for index, item in enumerate(value):
-                visit(f"{name}[{index}]", item)
-        elif hasattr(value, "block_shape") and hasattr(getattr(value, "base", None), "data_ptr"):
-            found.append((name, value.base))  # a host-side TensorDescriptor
-        elif hasattr(value, "data_ptr"):
-            found.append((name, value))  # a torch tensor, or triton's TensorWrapper around one
-
-    for index, value in enumerate(args):
-        visit(names[index] if index < len(names) else f"arg{index}", value)
-    for name, value in kwargs.items():
-        visit(name, value)
-    return found
-
-
-def _set(owner, attribute: str, value) -> None:
-    _restore.append((owner, attribute, vars(owner).get(attribute, _MISSING)))
-    setattr(owner, attribute, value)
-
-
-def _install(interpreter) -> None:
-    executor = interpreter.GridExecutor
-    builder = interpreter.interpreter_builder
-    original_call = vars(executor)["__call__"]
-    original_init_args = vars(executor).get("_init_args_hst")
-    original_set_grid_dim = getattr(builder, "set_grid_dim", None)
-
-    def counted_call(self, *args_dev, **kwargs):
-        kernel = getattr(getattr(self, "fn", None), "__name__", "kernel")
-        names = list(getattr(self, "arg_names", ()) or ())
-        arguments = _argument_tensors(names, args_dev, kwargs)
-        for counter in _active:
-            counter._begin_launch(kernel, arguments)
-        return original_call(self, *args_dev, **kwargs)
-
-    def counted_init_args(self, args_dev, kwargs):
-        args_host, kwargs_host = original_init_args(self, args_dev, kwargs)
-        names = list(getattr(self, "arg_names", ()) or ())
-        device = _argument_tensors(names, args_dev, kwargs)
-        host = _argument_tensors(names, args_host, kwargs_host)
-        host_shift = {}
-        for (_, on_device), (_, on_host) in zip(device, host):
-            device_base, host_base = _storage_base(on_device), _storage_base(on_host)
-            if device_base is not None and host_base is not None and device_base != host_base:
-                host_shift[device_base] = host_base - device_base
-        for counter in _active:
-            counter._set_host_arguments(host, host_shift)
-        return args_host, kwargs_host
-
-    def counted_set_grid_dim(*grid):
-        for counter in _active:
-            counter._set_grid(grid)
-        return original_set_grid_dim(*grid)
-
-    _set(interpreter, "_interpreter", _CountingInterpreterModule(interpreter._interpreter))
-    _set(executor, "__call__", counted_call)
-    if callable(original_init_args):
-        _set(executor, "_init_args_hst", counted_init_args)
-    if callable(original_set_grid_dim):
-        _set(builder, "set_grid_dim", counted_set_grid_dim)
-
-
-def _uninstall() -> None:
-    while _restore:
-        owner, attribute, previous = _restore.pop()
-        if previous is _MISSING:
-            delattr(owner, attribute)
-        else:
-            setattr(owner, attribute, previous)
 
 
 @contextlib.contextmanager
@@ -542,20 +293,12 @@ def count_traffic() -> Iterator[Traffic]:
     tensors you want named.  Blocks may nest (each counter sees every launch in
     its block); hooks are removed when the last block exits, also on errors.
     """
-    interpreter, reason = _hook_points()
+    interpreter, reason = hooks.hook_points("traffic")
     if interpreter is None:
         yield Traffic(available=False, reason=reason)
         return
-    counter = Traffic()
-    if not _active:
-        _install(interpreter)
-    _active.append(counter)
-    try:
+    with hooks.listening(Traffic(), interpreter) as counter:
         yield counter
-    finally:
-        _active.remove(counter)
-        if not _active:
-            _uninstall()
 
 
 # --------------------------------------------------------------------------- reporting

@@ -4,6 +4,7 @@
 * The nav has a page for every exercise in the catalogue, and each page includes its stub and solution.
 * The plot script regenerates every plot from the committed measurements, and picks up benchmark files.
 * The masking chapter's grader messages and the online-softmax numbers are current.
+* The access maps on the pages are current: recorded again, their data equals the committed data.
 * In headless Chromium, against the built site served on 127.0.0.1: key pages render their math (KaTeX)
   and plots, load nothing from outside, and the two calculators give the numbers computed here.
   Screenshots go to build/screenshots/ (ignored by git).
@@ -31,6 +32,8 @@ from site_helpers import DOCS, ROOT, SCREENSHOTS
 
 PLOT_SCRIPT = DOCS / "scripts" / "plot_measurements.py"
 MASKING_SCRIPT = DOCS / "scripts" / "masking_pitfalls.py"
+ACCESS_MAP_SCRIPT = DOCS / "scripts" / "access_maps.py"
+ACCESS_MAPS = DOCS / "assets" / "access-maps"
 BY_HAND_SCRIPT = DOCS / "scripts" / "online_softmax_by_hand.py"
 DECODE_MERGE_SCRIPT = DOCS / "scripts" / "decode_merge_by_hand.py"
 MEASUREMENTS = DOCS / "measurements"
@@ -194,6 +197,26 @@ def test_masking_messages_are_current(tmp_path):
     chapter = (DOCS / "chapters" / "03_masking.md").read_text()
     for message in tmp_path.glob("*.txt"):
         assert f"docs/assets/messages/{message.name}" in chapter, f"chapter 3 does not show {message.name}"
+
+
+def test_access_maps_are_current():
+    """Every map on the site is recorded again from the course's own files; the data must not have moved
+    (compared as data, not pixels), every map has its drawing, and every drawing is on a page."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    result = _run(ACCESS_MAP_SCRIPT, "--check", timeout=600)
+    assert result.returncode == 0, (f"stale access maps: run python docs/scripts/access_maps.py\n"
+                                    f"{result.stdout}\n{result.stderr}")
+    names = {p.stem for p in ACCESS_MAPS.glob("*.json")}
+    assert names == {p.stem for p in ACCESS_MAPS.glob("*.svg")}, "every map needs its .json and its .svg"
+    pages = "\n".join(p.read_text() for p in DOCS.rglob("*.md"))
+    for name in names:
+        assert f"assets/access-maps/{name}.svg" in pages, f"{name}.svg is on no page"
+        root = ET.parse(ACCESS_MAPS / f"{name}.svg").getroot()
+        assert root.tag.endswith("svg"), name
+    chapter = (DOCS / "chapters" / "03_masking.md").read_text()
+    for name in ("ex01-no-tail-mask", "ex01-grid-one-block-short", "ex03-no-other-inf", "ex03-assumes-contiguous"):
+        assert f"access-maps/{name}.svg" in chapter
 
 
 def test_online_softmax_numbers_in_chapter_6():

@@ -45,7 +45,7 @@ import torch
 
 from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader.failures import ACCESS_KINDS, GradeFailure
 
 NEG_INF = float("-inf")
 #: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
@@ -100,6 +100,21 @@ def masked_rows(shape, dtype: torch.dtype, rng: torch.Generator, device: str, *,
     if fully_masked_row is not None:
         data[fully_masked_row] = NEG_INF
     return data.to(dtype).to(device)
+
+
+def show_rows(size: str | None, default: tuple[int, int, int]) -> "ShowCase":
+    """The input of `grade show` for a row softmax: M rows of N float32, ROW_STRIDE elements apart
+    (``--size M,N,ROW_STRIDE``; the default stride leaves a gap between rows)."""
+    from grader.access_map import ShowCase, parse_size
+
+    m, n, stride = parse_size(size, default, ("M (rows)", "N (columns)", "the row stride"),
+                              ",".join(str(v) for v in default))
+    if stride < n:
+        raise ValueError(f"--size: the row stride ({stride}) must be at least N ({n})")
+    rng = torch.Generator().manual_seed(0)
+    x = checks.with_row_stride(normal_rows((m, n), torch.float32, rng, "cpu"), stride)
+    apart = f", rows {stride} elements apart" if stride != n else ""
+    return ShowCase({"x": x}, label=f"{m} rows of {n} float32{apart}")
 
 
 # --- the answer and the wrong answers ------------------------------------------------------
@@ -281,7 +296,7 @@ def expect_softmax(x: torch.Tensor, dtype: torch.dtype, *, grid: Callable[[], in
         except GradeFailure as failure:
             hint = diagnose(out, x, grid=grid() if grid else None)
             if hint:
-                raise GradeFailure(f"{hint}. The comparison: {failure}") from None
+                raise GradeFailure(f"{hint}. The comparison: {failure}", kind=failure.kind) from None
             raise
         masked = torch.isneginf(x.detach().cpu()) & ~torch.isnan(want)
         if bool(masked.any()):
@@ -364,7 +379,7 @@ def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torc
     try:
         return check(fn, strided, dtype=dtype, grid=grid)
     except GradeFailure as failure:
-        if failure.kind != "wrong":
+        if failure.kind not in ("wrong",) + ACCESS_KINDS:
             raise
         try:
             check(fn, x.contiguous(), dtype=dtype, grid=grid)
@@ -377,13 +392,15 @@ def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torc
                 f"your kernel ignores the row stride of `out`: it is right on contiguous rows, but when x is a "
                 f"{m} x {n} view whose rows are {row_stride} elements apart, it writes out's rows {row_stride} "
                 f"apart too. `out` is a new contiguous tensor (its rows are out.stride(0) = {n} apart): pass "
-                f"out.stride(0) to the kernel separately from x.stride(0). The grader saw: {failure}"
+                f"out.stride(0) to the kernel separately from x.stride(0). The grader saw: {failure}",
+                kind=failure.kind,
             ) from None
         raise GradeFailure(
             f"your kernel ignores the row stride: it is right when the rows of x are contiguous, but wrong on a "
             f"{m} x {n} view whose rows are {row_stride} elements apart (a column slice of a wider tensor, "
             f"x.stride(0) = {row_stride}). Row r starts at x_ptr + r * x.stride(0), not r * n_cols: pass "
-            f"x.stride(0) (and out.stride(0) for the output) to the kernel. The grader saw: {failure}"
+            f"x.stride(0) (and out.stride(0) for the output) to the kernel. The grader saw: {failure}",
+            kind=failure.kind,
         ) from None
 
 
@@ -417,7 +434,7 @@ def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -
                              label=f"{n_rows:,} x {n_cols} fp32")
 
 
-__all__ = ["measure_softmax_bandwidth", "MAX_ROW_BYTES", "max_cols", "check", "check_longest", "check_strided",
-           "last_programs",
+__all__ = ["measure_softmax_bandwidth", "MAX_ROW_BYTES", "max_cols", "show_rows", "check", "check_longest",
+           "check_strided", "last_programs",
            "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows",
            "masked_rows", "normal_rows", "reference"]

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks
+from grader.access_map import ShowCase, parse_size
 
 FUNCTION = "add"
 EXERCISE = catalogue.get(1)
@@ -21,6 +22,20 @@ LARGE = {"interpreter": (1 << 20) + 3, "gpu": (1 << 24) + 3}
 def minimum_bytes(n: int, element_size: int) -> int:
     """Fewest bytes an add can move: two reads and one write of n elements."""
     return 3 * n * element_size
+
+
+def show_inputs(size: str | None = None) -> ShowCase:
+    """`grade show 1`: x and y of n = 1500 float32 (``--size N``).
+
+    More than the stub's BLOCK_SIZE of 1024, so the grid has two programs and the second one's
+    block is partial (476 of its 1024 lanes hold data): a missing mask, a mask off by one or a
+    grid rounded down each show in the map.
+    """
+    (n,) = parse_size(size, (1500,), ("N (elements)",), "1000")
+    rng = torch.Generator().manual_seed(0)
+    x = checks.randn((n,), torch.float32, rng, "cpu")
+    y = checks.randn((n,), torch.float32, rng, "cpu")
+    return ShowCase({"x": x, "y": y}, label=f"x and y of n = {n}, float32")
 
 
 def _check(fn, n, dtype, rng, device):

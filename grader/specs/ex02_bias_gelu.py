@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks, guards
+from grader.access_map import ShowCase, parse_size
 from grader.compare import Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
@@ -236,7 +237,7 @@ def _expect(x: torch.Tensor, bias: torch.Tensor, dtype: torch.dtype):
         except GradeFailure as failure:
             named = diagnose(result, x, bias, dtype)
             if named:
-                raise GradeFailure(f"{named}. {failure}") from None
+                raise GradeFailure(f"{named}. {failure}", kind=failure.kind) from None
             raise
 
     return check
@@ -325,6 +326,19 @@ def bench_rows(l2_bytes: int, free_bytes: int) -> int:
     want = max(BENCH_MIN_M, -(-8 * l2_bytes // (2 * BENCH_N * 4)))
     cap = (free_bytes // 2) // (4 * BENCH_N * 4)
     return max(1, min(want, cap))
+
+
+def show_inputs(size: str | None = None) -> ShowCase:
+    """`grade show 2`: x of 4 x 300 float32 whose rows are 320 elements apart, and a bias of 300
+    (``--size M,N,ROW_STRIDE``). The gaps between x's rows show a kernel that steps rows by N;
+    the bias, re-read for every row, shows which program read which part of it."""
+    m, n, stride = parse_size(size, (4, 300, 320), ("M (rows)", "N (columns)", "the row stride of x"), "4,300,320")
+    if stride < n:
+        raise ValueError(f"--size: the row stride ({stride}) must be at least N ({n})")
+    rng = torch.Generator().manual_seed(0)
+    x = checks.with_row_stride(checks.randn((m, n), torch.float32, rng, "cpu"), stride)
+    bias = checks.randn((n,), torch.float32, rng, "cpu")
+    return ShowCase({"x": x, "bias": bias}, label=f"x of {m} x {n} with rows {stride} apart, bias of {n}, float32")
 
 
 def test_traffic(learner_function, rng, device):

@@ -23,6 +23,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks
+from grader.access_map import ShowCase
 from grader.specs import _softmax as sm
 
 FUNCTION = "softmax"
@@ -93,6 +94,14 @@ def test_fully_masked_row(learner_function, rng, device, mode):
     x = sm.masked_rows((n_rows, n_cols), torch.float32, rng, device, fully_masked_row=1)
     checks.run_case(learner_function, {"x": x}, sm.expect_fully_masked(x, 1, grid=lambda: sm.last_programs(learner_function)),
                     max_launches=1)
+
+
+def show_inputs(size: str | None = None) -> ShowCase:
+    """`grade show 3`: 5 rows of 781 float32, 1000 elements apart (``--size M,N,ROW_STRIDE``).
+
+    781 is far from a power of two (243 masked lanes in a 1024-wide block), and the gaps between
+    the rows show a load without a mask, or rows addressed as ``row * n_cols``."""
+    return sm.show_rows(size, (5, 781, 1000))
 
 
 def test_traffic(learner_function, rng, device):

@@ -30,6 +30,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks
+from grader.access_map import ShowCase
 from grader.failures import GradeFailure
 from grader.specs import _softmax as sm
 
@@ -252,6 +253,14 @@ def test_grid(learner, learner_function, rows, rng, device, mode):
     raise GradeFailure(f"launched {launched} programs, but your occupancy functions give {expected}: {detail}. "
                        "Compute the grid from the kernel compiled for these arguments (kernel_resources) and this "
                        "GPU's limits (device_limits)")
+
+
+def show_inputs(size: str | None = None) -> ShowCase:
+    """`grade show 4`: 11 rows of 781 float32, 1000 elements apart (``--size M,N,ROW_STRIDE``).
+
+    More rows than the interpreter's grid of 8 programs: the map shows which program visited
+    which row (the grid-stride loop), and a loop that stops after one round leaves rows unwritten."""
+    return sm.show_rows(size, (11, 781, 1000))
 
 
 def test_traffic(learner_function, rng, device):

@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks
+from grader.access_map import ShowCase
 from grader.compare import DEFAULT_TOLERANCES, expect_close
 from grader.failures import GradeFailure
 from grader.specs import _softmax
@@ -236,7 +237,7 @@ def expect_softmax(x: torch.Tensor, dtype: torch.dtype):
             pitfall = diagnose(result, x64, expected)
             if pitfall is None:
                 raise
-            raise GradeFailure(f"{pitfall}. {failure}") from None
+            raise GradeFailure(f"{pitfall}. {failure}", kind=failure.kind) from None
 
     return check
 
@@ -335,6 +336,14 @@ def test_long_rows(learner_function, dtype, rng, device, mode):
                 "long as a row of 2^20 + 3 columns (2^21) is past Triton's limit of 2^20 elements per "
                 "tensor, and far past the registers of one program"
             )
+
+
+def show_inputs(size: str | None = None) -> ShowCase:
+    """`grade show 5`: 3 rows of 2 x 8192 + 5 float32, 16400 elements apart (``--size M,N,ROW_STRIDE``).
+
+    Each row takes two blocks of the launcher's 8192 and a ragged third: the map shows each row
+    read twice (statistics, then normalization) and the last block's tail masked."""
+    return _softmax.show_rows(size, (3, 2 * LAUNCHER_BLOCK + 5, 2 * LAUNCHER_BLOCK + 16))
 
 
 def test_traffic(learner_function, rng, device):

@@ -34,6 +34,7 @@ import pytest
 import torch
 
 from grader import catalogue, checks, guards, interpreter_fixes
+from grader.access_map import ShowCase, parse_size
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
 from grader.failures import GradeFailure
 
@@ -383,6 +384,23 @@ def _ids(cases):
     return [c.id for c in cases]
 
 
+def show_inputs(size: str | None = None) -> ShowCase:
+    """`grade show 7`: causal attention over two sequences of S = 130 (D = 16, fp16), the second
+    padded after key_lens = 45 keys (``--size S,D,KEY_LEN``).
+
+    130 is two blocks of 64 query rows and a ragged third (and four blocks of 32 keys and a
+    ragged fifth): the map of k shows which key blocks each query block read, the causal
+    staircase in the first sequence and the padding, never to be read, in the second."""
+    S, D, key_len = parse_size(size, (130, 16, 45), ("S (sequence length)", "D (head size: 16, 32, 64 or 128)",
+                                                     "the second sequence's key_lens"), "130,16,45")
+    if D not in HEAD_DIMS:
+        raise ValueError(f"--size: D must be one of {', '.join(str(d) for d in HEAD_DIMS)}, not {D}")
+    case = Case(2, 1, S, D, causal=True, key_lens=(S, min(key_len, S)))
+    q, k, v, key_lens = make_inputs(case, torch.float16, torch.Generator().manual_seed(0), "cpu")
+    return ShowCase({"q": q, "k": k, "v": v}, {"causal": True, "key_lens": key_lens, "sm_scale": None},
+                    label=f"B 2, H 1, S {S}, D {D}, fp16, causal, key_lens [{S}, {min(key_len, S)}]")
+
+
 # --- the checks --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case", MAIN, ids=_ids(MAIN))
@@ -438,7 +456,7 @@ def test_masked_keys_ignored(learner_function, case, rng, device):
             "can hold anything) and your output moved. A masked key must take no part in anything: set its "
             "score to -inf before tl.max. If the running max sees a large masked score, exp(s - m) underflows "
             f"to 0 for every real key (was the mask applied after the max?). "
-            f"{str(failure).removeprefix(case.describe() + ': ')}") from None
+            f"{str(failure).removeprefix(case.describe() + ': ')}", kind=failure.kind) from None
 
 
 def test_running_max_changes(learner_function, rng, device):
@@ -519,7 +537,7 @@ def test_no_score_matrix(learner_function, rng, device, mode):
         expect_close(out, reference(q, k, v, scale=case.scale, causal=case.causal), dtype=torch.float16,
                      tolerance=TOLERANCES[torch.float16], poisoned=False)
     except GradeFailure as failure:
-        raise GradeFailure(f"{case.describe()}: {failure}") from None
+        raise GradeFailure(f"{case.describe()}: {failure}", kind=failure.kind) from None
 
 
 # --- performance: TFLOP/s against SDPA ---------------------------------------------------
