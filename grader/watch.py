@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -198,6 +198,73 @@ def _evaluate_grid(obj, grid, args, kwargs) -> tuple[int, ...]:
     return tuple(resolved)
 
 
+def _in_learner_context(fn):
+    """``fn`` as a learner callback: the torch ops it makes are the learner's, even in a launch."""
+    if fn is None or getattr(fn, "_grade_learner_context", False):
+        return fn
+
+    def call(*args, **kwargs):
+        depth, _State.depth = _State.depth, 0
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _State.depth = depth
+
+    call._grade_learner_context = True
+    return call
+
+
+def _learner_callbacks(obj) -> "Callable[[], None]":
+    """Run the learner's own callbacks of a launch in the learner's context, until the returned
+    function is called. Triton calls them inside the launch, where its own torch ops are (rightly)
+    not recorded: a `triton.heuristics` value, an autotuner's user `pre_hook`/`post_hook`,
+    `prune_configs_by` functions and a config's `pre_hook`, a kernel's `pre_run_hooks`, and the
+    launch hooks of `triton.knobs`. Work hidden there would otherwise go unseen."""
+    undo: list = []
+
+    def swap(owner, name, wrap):
+        old = getattr(owner, name, None)
+        if old is None:
+            return
+        new = wrap(old)
+        if new is not old:
+            setattr(owner, name, new)
+            undo.append((owner, name, old))
+
+    values = getattr(obj, "values", None)
+    if isinstance(values, dict):  # triton.heuristics
+        swap(obj, "values", lambda d: {k: _in_learner_context(v) for k, v in d.items()})
+    if isinstance(getattr(obj, "configs", None), list):  # triton.autotune
+        for config in obj.configs:
+            swap(config, "pre_hook", _in_learner_context)
+        if getattr(obj, "user_defined_pre_hook", False):
+            swap(obj, "pre_hook", _in_learner_context)
+        if getattr(obj, "user_defined_post_hook", False):
+            swap(obj, "post_hook", _in_learner_context)
+        for name in ("early_config_prune", "perf_model"):
+            swap(obj, name, _in_learner_context)
+    hooks = getattr(obj, "pre_run_hooks", None)
+    if isinstance(hooks, list) and hooks:  # a JITFunction's pre-run hooks
+        swap(obj, "pre_run_hooks", lambda items: [_in_learner_context(h) for h in items])
+    try:
+        from triton import knobs
+
+        runtime = knobs.runtime
+        for name in ("launch_enter_hook", "launch_exit_hook"):
+            swap(runtime, name, _in_learner_context)
+    except Exception:  # a Triton without knobs, or with other names
+        pass
+
+    def restore() -> None:
+        for owner, name, old in reversed(undo):
+            try:
+                setattr(owner, name, old)
+            except Exception:
+                pass
+
+    return restore
+
+
 def compiled_resources(compiled: Any) -> dict | None:
     """``{"n_regs", "shared_bytes", "num_warps"}`` of what a GPU launch returned (a CompiledKernel,
     Triton 3.6 to 3.9), or None (the interpreter compiles nothing).
@@ -306,9 +373,11 @@ class Watch:
             launch = Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
             watch.result.launches.append(launch)
             _State.depth += 1
+            restore = _learner_callbacks(obj)
             try:
                 value = original(obj, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
+                restore()
                 _State.depth -= 1
             launch.compiled = compiled_resources(value)
             return value
