@@ -92,8 +92,33 @@ def _where(regions: dict[str, int], name: str) -> str:
     return ", ".join(f"{count} element{'s' if count != 1 else ''} {words[region]}" for region, count in regions.items())
 
 
+def _result_tensors(result: Any) -> list[torch.Tensor]:
+    """The tensors a learner's function returned: one tensor, or those in a tuple or list."""
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [item for item in result if isinstance(item, torch.Tensor)]
+    return []
+
+
+def _output_names(outcome, result: Any, out_name: str | tuple[str, ...]) -> dict[int, str]:
+    """Names of the intercepted allocations the function returned, by the allocation's id: ``out_name``
+    for one tensor, or the names in ``out_name`` for the items of a returned tuple, in order."""
+    if isinstance(out_name, str):
+        returned = outcome.output_for(result)
+        return {id(returned): out_name} if returned is not None else {}
+    names: dict[int, str] = {}
+    if isinstance(result, (tuple, list)):
+        for name, item in zip(out_name, result):
+            allocation = outcome.output_for(item)
+            if allocation is not None:
+                names.setdefault(id(allocation), name)
+    return names
+
+
 def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedTensor], *,
-                 out_name: str, allow_fill: bool, max_launches: int | None) -> guards.GuardedTensor | None:
+                 out_name: str | tuple[str, ...], allow_fill: bool,
+                 max_launches: int | None) -> guards.GuardedTensor | None:
     outcome = watch.result
     if not outcome.launches:
         raise GradeFailure(
@@ -120,8 +145,9 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
             f"{'exactly one' if max_launches == 1 else f'at most {max_launches}'}"
         )
     returned = outcome.output_for(result)
+    names = _output_names(outcome, result, out_name)
     for out in outcome.outputs:
-        name = out_name if out is returned else "a tensor you allocated"
+        name = names.get(id(out), "a tensor you allocated")
         regions = out.outside_writes()
         if regions:
             raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)")
@@ -139,8 +165,9 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                    first: torch.Tensor) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
     rows, past its end, before its start): if the answer moves, the kernel reads there.
+    ``first`` is the first call's result: a tensor, or a tuple of them (every one is compared).
     Returns (input name, region) or None."""
-    baseline = guards.bits_view(first.detach()).clone()
+    baseline = [guards.bits_view(t.detach()).clone() for t in _result_tensors(first)]
     for g in guarded_inputs:
         if not g.buffer.dtype.is_floating_point:
             continue
@@ -154,8 +181,9 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                     again, _ = _call(fn, args, kwargs)
                 except GradeFailure:
                     return None
-                if isinstance(again, torch.Tensor) and again.shape == first.shape:
-                    if bool((guards.bits_view(again.detach()) != baseline).any()):
+                outputs = _result_tensors(again)
+                if len(outputs) == len(baseline) and all(o.shape == b.shape for o, b in zip(outputs, baseline)):
+                    if any(bool((guards.bits_view(o.detach()) != b).any()) for o, b in zip(outputs, baseline)):
                         return g.name, region
             finally:
                 g.buffer.copy_(saved)
@@ -188,12 +216,15 @@ def _guard_all(inputs: dict[str, Any], kwargs: dict | None) -> tuple[list, dict,
 
 
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
-             out_name: str = "out", dtype: torch.dtype | None = None, tolerance: Tolerance | None = None,
-             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None) -> CaseReport:
+             out_name: str | tuple[str, ...] = "out", dtype: torch.dtype | None = None,
+             tolerance: Tolerance | None = None, kwargs: dict | None = None, allow_fill: bool = False,
+             max_launches: int | None = None) -> CaseReport:
     """Call ``fn(*inputs.values(), **kwargs)`` with guarded inputs and check everything.
 
     ``expected`` is the float64 reference, or a callable that checks the result itself (raising
     GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
+    A function that returns several tensors (a tuple) is checked by a callable ``expected``;
+    ``out_name`` then names them in order (``("y", "rstd")``) for the messages about writes.
     """
     args, kwargs, guarded_inputs = _guard_all(inputs, kwargs)
 
@@ -212,7 +243,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             failure = GradeFailure(f"{failure}. Note: Triton's interpreter computes bfloat16 arithmetic on the raw bits "
                                    "(a known interpreter limit; a GPU is right): convert loaded values with "
                                    "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
-        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
+        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if _result_tensors(result) else None
         if culprit:
             name, region = culprit
             raise GradeFailure(
@@ -271,15 +302,17 @@ def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
 
 def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
                    max_passes: dict[str, float] | None = None, max_ratio: float | None = None,
-                   kwargs: dict | None = None, lesson: str = "") -> dict:
+                   kwargs: dict | None = None, lesson: str = "", no_atomics: str | None = None) -> dict:
     """Interpreter only: count the bytes the learner's kernel moves and hold them to the lesson.
 
     Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`):
     bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds how many times an input
     may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once); ``max_ratio`` bounds all bytes
     moved over ``minimum_bytes`` (the exercise's byte model). Bytes read or written outside every
-    tensor (an unmasked access into the guards) always fail. The figures go to the JSON report
-    under ``traffic``.
+    tensor (an unmasked access into the guards) always fail. With ``no_atomics`` (a sentence), any
+    ``tl.atomic_*`` fails first, with that sentence: the interpreter runs programs one at a time, so
+    only the counter can see an atomic whose order a GPU would leave to chance. The figures go to the
+    JSON report under ``traffic``.
     """
     import pytest
 
@@ -304,6 +337,11 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     record = {**counter.as_dict(), "minimum_bytes": minimum_bytes, "moved_bytes": moved,
               "ratio": round(ratio, 4), "sentence": sentence}
     CONTEXT.extra["traffic"] = record
+    if no_atomics and counter.atomics:
+        kernels = ", ".join(f"`{kernel}`" for kernel in counter.atomics)
+        targets = [name for name in record["tensors"] if name != traffic.OUTSIDE and counter.atomic_bytes(name)]
+        into = f" into {', '.join(f'`{name}`' for name in targets)}" if targets else ""
+        raise GradeFailure(f"{no_atomics} (tl.atomic_*{into} in {kernels}). {sentence}")
     outside = counter.loaded_bytes(traffic.OUTSIDE) + counter.stored_bytes(traffic.OUTSIDE) \
         if traffic.OUTSIDE in counter.as_dict()["tensors"] else 0
     if outside:

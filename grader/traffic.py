@@ -51,7 +51,10 @@ What is counted, and what is not
   block-pointer ``boundary_check`` padding and descriptor out-of-bounds padding
   are not memory traffic and are not counted.  An atomic counts once as a load
   and once as a store (``atomic_cas`` counts every lane, whether or not the
-  compare succeeded).
+  compare succeeded), and its bytes are also tallied as atomic (``atomic_bytes``,
+  ``as_dict()["atomics"]`` by kernel): on a GPU the order in which programs'
+  atomics land changes from run to run, so a float sum made with them is not
+  reproducible, while the interpreter runs programs one after the other.
 * Not counted: anything that does not reach ``_interpreter`` - the host-side
   copies the interpreter makes of the arguments, ``pre_run_hooks`` (e.g. an
   autotuner's ``reset_to_zero``), torch work outside kernels, kernels that are
@@ -161,6 +164,9 @@ class Traffic:
         self._watched: Dict[str, Any] = {}  # name -> tensor, in watch order
         self._loaded: Dict[str, int] = {OUTSIDE: 0}
         self._stored: Dict[str, int] = {OUTSIDE: 0}
+        self._atomic: Dict[str, int] = {OUTSIDE: 0}  # bytes of atomic lanes, per watched tensor
+        #: Bytes of atomic lanes per kernel name (read-modify-writes whose order is the hardware's).
+        self.atomics: Dict[str, int] = {}
         # kernel name -> argument name (or OUTSIDE) -> {"loaded": B, "stored": B}
         self.arguments: Dict[str, Dict[str, Dict[str, int]]] = {}
         self._kernel: Optional[str] = None
@@ -177,6 +183,7 @@ class Traffic:
         self._watched[name] = tensor
         self._loaded.setdefault(name, 0)
         self._stored.setdefault(name, 0)
+        self._atomic.setdefault(name, 0)
         self._tables = None
         return tensor
 
@@ -194,6 +201,11 @@ class Traffic:
     def stored_bytes(self, name: str) -> int:
         self._check(name)
         return self._stored[name]
+
+    def atomic_bytes(self, name: str) -> int:
+        """Bytes of ``name`` touched by atomics (also counted in its loaded and stored bytes)."""
+        self._check(name)
+        return self._atomic[name]
 
     def size_bytes(self, name: str) -> int:
         """Bytes of the watched tensor's elements: what one full pass over it moves."""
@@ -227,6 +239,9 @@ class Traffic:
         }
         if self._loaded[OUTSIDE] or self._stored[OUTSIDE]:
             tensors[OUTSIDE] = {"loaded": self._loaded[OUTSIDE], "stored": self._stored[OUTSIDE], "size": None}
+        for name, entry in tensors.items():
+            if self._atomic.get(name):
+                entry["atomic"] = self._atomic[name]
         return {
             "available": self.available,
             "reason": self.reason,
@@ -236,6 +251,7 @@ class Traffic:
                           for kernel, args in self.arguments.items()},
             "loaded": self.total_loaded,
             "stored": self.total_stored,
+            "atomics": dict(self.atomics),
         }
 
     def __repr__(self) -> str:
@@ -245,6 +261,15 @@ class Traffic:
                 f"stored {format_bytes(self.total_stored)})")
 
     # ---- called by the hooks
+
+    def _record_atomic(self, addresses: np.ndarray, item_bytes: int) -> None:
+        watched_table, watched_names, _, _ = self._range_tables()
+        counts = watched_table.count(addresses) * item_bytes
+        self._atomic[OUTSIDE] += int(counts[0])
+        for name, nbytes in zip(watched_names, counts[1:].tolist()):
+            self._atomic[name] += nbytes
+        kernel = self._kernel or "(no launch)"
+        self.atomics[kernel] = self.atomics.get(kernel, 0) + int(addresses.size) * item_bytes
 
     def _begin_launch(self, kernel: str, arguments: List[Tuple[str, Any]]) -> None:
         self.launches.append({"kernel": kernel, "grid": None})
@@ -314,7 +339,10 @@ def _record(direction: str, pointers, mask, item_bytes: int) -> None:
         return
     addresses = _active_lanes(pointers, mask)
     for counter in _active:
-        counter._record(direction, addresses, item_bytes)
+        if direction == "atomic":
+            counter._record_atomic(addresses, item_bytes)
+        else:
+            counter._record(direction, addresses, item_bytes)
 
 
 class _CountingInterpreterModule:
@@ -341,6 +369,7 @@ class _CountingInterpreterModule:
         item_bytes = np.asarray(values).itemsize
         _record("loaded", ptrs, masks, item_bytes)
         _record("stored", ptrs, masks, item_bytes)
+        _record("atomic", ptrs, masks, item_bytes)
         return result
 
     def atomic_cas(self, ptrs, cmp, values, *rest, **kwargs):
@@ -348,6 +377,7 @@ class _CountingInterpreterModule:
         item_bytes = np.asarray(values).itemsize
         _record("loaded", ptrs, None, item_bytes)
         _record("stored", ptrs, None, item_bytes)
+        _record("atomic", ptrs, None, item_bytes)
         return result
 
 
