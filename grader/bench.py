@@ -64,6 +64,9 @@ class BenchConfig:
                                                      torch.bfloat16: (1e-2, 3e-2)})
     #: A sentence under the table.
     note: str = ""
+    #: Picks the tensor to check from what the learner's function returns (exercise 9's forward
+    #: returns ``(y, rstd)``: y is checked); None when it returns the tensor itself.
+    output: Callable[[Any], Any] | None = None
 
 
 def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
@@ -96,6 +99,20 @@ def _bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
 
 def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return F.scaled_dot_product_attention(q, k, v)
+
+
+#: RMSNorm's eps in `grade bench 9` (Llama's).
+_RMSNORM_EPS = 1e-6
+
+
+def _rows_weight_eps(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    x = torch.randn(shape["m"], shape["n"], device=device, dtype=dtype)
+    weight = (1 + 0.1 * torch.randn(shape["n"], device=device)).to(dtype)
+    return (x, weight, _RMSNORM_EPS)
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return F.rms_norm(x, (x.shape[-1],), weight, eps)
 
 
 _SOFTMAX_ROWS = 4096
@@ -138,6 +155,14 @@ CONFIGS: dict[int, BenchConfig] = {
         # Against SDPA, fp16 (fp32 accumulation in both, different summation order): the spec's 2e-2/1e-2.
         tolerance={torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2), torch.float32: (1e-2, 1e-2)},
         note="Attention is compute-bound: TFLOP/s (4 · B · H · S² · D per forward), not GB/s.",
+    ),
+    9: BenchConfig(
+        # The forward (the catalogue's function); the backward is in grader/benchmarks/ex09_rmsnorm.py.
+        sizes=tuple({"m": 16384, "n": 1 << k} for k in range(10, 15)),  # N = 1024 ... 16384
+        make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm}, compile=True,
+        x_key="n", x_label="N (columns; M = 16384 rows)", dtype=torch.bfloat16, output=lambda result: result[0],
+        note="The forward only: y and a float32 rstd per row. `python -m grader.benchmarks.ex09_rmsnorm` "
+             "times the backward and the pair against torch.compile and Liger-Kernel.",
     ),
 }
 
@@ -287,7 +312,15 @@ def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time
                         add(kernel, error=learner_error or "your file did not import")
                         continue
                     fn = learner_fn
-                    problem = _result_error(fn(*args), expected, tol)
+                    result = fn(*args)
+                    if config.output is not None:
+                        try:
+                            result = config.output(result)
+                        except Exception as exc:
+                            add(kernel, error=f"could not read the output from what your function returned "
+                                              f"({type(exc).__name__}: {exc})")
+                            continue
+                    problem = _result_error(result, expected, tol)
                     if problem:
                         add(kernel, error=problem)
                         continue

@@ -25,6 +25,10 @@ EXPECTED_TRAFFIC = {
     4: {"x": (11 * 781 * F32, 0), "out": (0, 11 * 781 * F32)},
     # 2 x (3 * 8192 + 5): two reads of each row (statistics, then normalize), one write.
     5: {"x": (2 * 2 * 24581 * F32, 0), "out": (0, 2 * 24581 * F32)},
+    # RMSNorm's forward, 13 x 781: x read once, y ("out") written once, rstd (the second allocation)
+    # one float32 per row; every program reads the weight (13 times: from L2 on a GPU).
+    9: {"x": (13 * 781 * F32, 0), "weight": (13 * 781 * F32, 0), "out": (0, 13 * 781 * F32),
+        "allocation #2": (0, 13 * F32)},
 }
 
 
