@@ -124,8 +124,10 @@ def test_rmsnorm_benchmark_sweeps_mark_the_default(rmsnorm_bench, monkeypatch):
     forward = bench.fwd_sweep_rows(ns=(40,), m=6, dtype=torch.float32)
     assert [r["num_warps"] for r in forward] == [1, 4] and [r["default"] for r in forward] == [True, False]
     backward = bench.bwd_sweep_rows(ns=(40,), m=37, dtype=torch.float32)
-    # 4 stand-in SMs: 1 program per SM -> 10 rows each, 4 programs; 4 per SM -> 3 rows each, 13 programs.
-    assert [(r["programs_per_sm"], r["n_partials"], r["default"]) for r in backward] == [(1, 4, False), (4, 13, True)]
+    # 4 stand-in SMs: 1 program per SM -> 10 rows each, 4 programs; 4 per SM -> 3 rows each, 13 programs;
+    # then the solution's configuration with the weights loaded in every iteration.
+    assert [(r["kernel"], r["programs_per_sm"], r["n_partials"], r["default"]) for r in backward] == [
+        ("warps4-per_sm1", 1, 4, False), ("warps4-per_sm4", 4, 13, True), ("w per row", 4, 13, False)]
 
 
 def test_rmsnorm_benchmark_step_and_amdahl(rmsnorm_bench, monkeypatch):
@@ -159,7 +161,7 @@ def test_rmsnorm_benchmark_writes_after_each_part_and_keeps_going(rmsnorm_bench,
     bench.run_parts(results, ("fwd-sweep", "bwd-sweep"))
     written = json.loads((tmp_path / "h200-ex09-rmsnorm.json").read_text())
     parts = [r["part"] for r in written["rows"]]
-    assert parts == ["fwd-sweep", "bwd-sweep"]  # the broken part is a row with its error; nothing is lost
-    assert written["rows"][1]["error"] == "RuntimeError: out of memory (stand-in)"
+    assert parts == ["bwd-sweep", "fwd-sweep"]  # the broken part is a row with its error; nothing is lost
+    assert written["rows"][0]["error"] == "RuntimeError: out of memory (stand-in)"
     assert set(written["meta"]["seconds_by_part"]) == {"fwd-sweep", "bwd-sweep"}
     assert "fwd-sweep N=40: best warps2" in bench.table(written["rows"])

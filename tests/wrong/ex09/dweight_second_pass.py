@@ -1,5 +1,6 @@
 """Wrong (for speed): dweight gets its own kernel, which reads x, dy and rstd a second time (one
-program per block of columns, summing down the rows), the way torch.compile splits this backward.
+program per block of columns, summing down the rows): the schedule you get when the row reduction
+(for dx) and the column reduction (for dweight) are written as two separate reductions.
 Right answer; the backward moves 5·M·N elements where 3·M·N suffice, since each row of dy · x̂ can
 be added to a running sum while the row is in registers for dx."""
 
