@@ -495,6 +495,8 @@ class _Recorder:
         return owner
 
     def _on_access(self, access: hooks.Access) -> None:
+        if access.direction not in _DIRECTION_KIND:  # "atomic": already reported as a load and a store
+            return
         kind = _DIRECTION_KIND[access.direction]
         program = self._program(access)
         addresses = access.active_addresses()

@@ -64,6 +64,9 @@ class BenchConfig:
                                                      torch.bfloat16: (1e-2, 3e-2)})
     #: A sentence under the table.
     note: str = ""
+    #: Picks the tensor to check from what the learner's function returns (exercise 9's forward
+    #: returns ``(y, rstd)``: y is checked); None when it returns the tensor itself.
+    output: Callable[[Any], Any] | None = None
 
 
 def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
@@ -120,6 +123,20 @@ def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return F.scaled_dot_product_attention(q, k, v)
 
 
+#: RMSNorm's eps in `grade bench 9` (Llama's).
+_RMSNORM_EPS = 1e-6
+
+
+def _rows_weight_eps(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    x = torch.randn(shape["m"], shape["n"], device=device, dtype=dtype)
+    weight = (1 + 0.1 * torch.randn(shape["n"], device=device)).to(dtype)
+    return (x, weight, _RMSNORM_EPS)
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return F.rms_norm(x, (x.shape[-1],), weight, eps)
+
+
 _SOFTMAX_ROWS = 4096
 _SOFTMAX_SIZES = tuple({"m": _SOFTMAX_ROWS, "n": 1 << k} for k in range(8, 16))  # N = 256 ... 32768
 
@@ -170,6 +187,14 @@ CONFIGS: dict[int, BenchConfig] = {
         dtype=torch.bfloat16,
         note="The PyTorch baseline gathers each sequence's pages into a contiguous cache first, and that copy is "
              "timed with it: a paged kernel reads the pages where they are.",
+    ),
+    9: BenchConfig(
+        # The forward (the catalogue's function); the backward is in grader/benchmarks/ex09_rmsnorm.py.
+        sizes=tuple({"m": 16384, "n": 1 << k} for k in range(10, 15)),  # N = 1024 ... 16384
+        make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm}, compile=True,
+        x_key="n", x_label="N (columns; M = 16384 rows)", dtype=torch.bfloat16, output=lambda result: result[0],
+        note="The forward only: y and a float32 rstd per row. `python -m grader.benchmarks.ex09_rmsnorm` "
+             "times the backward and the pair against torch.compile and Liger-Kernel.",
     ),
 }
 
@@ -323,7 +348,15 @@ def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time
                         add(kernel, error=learner_error or "your file did not import")
                         continue
                     fn = learner_fn
-                    problem = _result_error(fn(*args), expected, tol)
+                    result = fn(*args)
+                    if config.output is not None:
+                        try:
+                            result = config.output(result)
+                        except Exception as exc:
+                            add(kernel, error=f"could not read the output from what your function returned "
+                                              f"({type(exc).__name__}: {exc})")
+                            continue
+                    problem = _result_error(result, expected, tol)
                     if problem:
                         add(kernel, error=problem)
                         continue

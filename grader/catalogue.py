@@ -308,6 +308,47 @@ EXERCISES: tuple[Exercise, ...] = (
             "(docs/measurements/h200-decode-anchor-2026-12-01.json)."
         ),
         **_files(8, "decode"),
+        number=9,
+        slug="rmsnorm",
+        title="RMSNorm: a forward and backward pair",
+        function="rmsnorm_forward",
+        hints=(
+            "The forward is exercise 3's shape: one program per row, the whole row in one block "
+            "(`BLOCK = triton.next_power_of_2(N)`), loaded with `other=0.0` and converted to float32. "
+            "`rstd = 1 / sqrt(sum(x * x) / n_cols + eps)`: divide by n_cols, not BLOCK, and keep eps inside "
+            "the square root. The backward's program pid handles rows `pid * rows_per_program` up to "
+            "`min((pid + 1) * rows_per_program, n_rows)`, and `partial_count` is two ceiling divisions: "
+            "rows per program from the slots, then programs from the rows per program.",
+            "Backward, per row: `x_hat = x * rstd` (the rstd the forward saved, loaded, not recomputed), "
+            "`g = dy * w`, `c = tl.sum(x_hat * g, axis=0) / n_cols`, `dx = (g - x_hat * c) * rstd`; keep a "
+            "float32 `dw = tl.zeros((BLOCK,), tl.float32)` across the program's rows, `dw += dy * x_hat`, and "
+            "store it once at the end as row pid of the partial buffer. No tl.atomic_add: the reduction kernel "
+            "adds the rows in a fixed order. Bytes: count each tensor once at its own element size; rstd and "
+            "the partial sums are float32 (4 bytes), and the partial sums are written and read back.",
+            "Launches: `rmsnorm_forward_kernel[(n_rows,)](x, weight, y, rstd, x.stride(0), y.stride(0), n_cols, "
+            "eps, BLOCK=BLOCK, num_warps=...)`; `n_partials = partial_count(n_rows, sm_count(x.device), "
+            "PROGRAMS_PER_SM)`, `rows_per_program = triton.cdiv(n_rows, n_partials)`, `partials = torch.empty("
+            "(n_partials, n_cols), dtype=torch.float32, device=x.device)`, then "
+            "`rmsnorm_backward_kernel[(n_partials,)](dy, x, weight, rstd, dx, partials, dy.stride(0), x.stride(0), "
+            "dx.stride(0), n_rows, n_cols, rows_per_program, BLOCK=BLOCK, num_warps=...)` and "
+            "`BLOCK_P, BLOCK_N = reduce_tile(n_cols, sm_count(x.device))`, `dweight_reduce_kernel[(triton.cdiv("
+            "n_cols, BLOCK_N),)](partials, dweight, n_partials, n_cols, BLOCK_P=BLOCK_P, BLOCK_N=BLOCK_N)`. "
+            "forward_bytes = `(2*m*n + n) * element_size + 4*m`; backward_bytes = `(3*m*n + 2*n) * element_size "
+            "+ 4*m + 8*n_partials*n`.",
+        ),
+        floor=0.70,
+        floor_reason=(
+            "The forward's floor, on its minimum bytes (read x and weight, write y and a float32 rstd) at "
+            "M x 4096 bf16 with M >= 16384 and x + y >= 8 L2 sizes; the backward's floor, 0.60 on its minimum "
+            "(read dy, x, weight, rstd; write dx and dweight), is BACKWARD_FLOOR in the spec. Both are set by "
+            "the byte model until the H200 run of grader/benchmarks/ex09_rmsnorm.py is committed "
+            "(docs/measurements/h200-ex09-rmsnorm.json): a forward that reads x twice moves 1.5x its minimum "
+            "and a backward that re-reads x and dy for dweight (a second, separate reduction) moves 5/3 "
+            "of its own, so even at 95% of the ceiling on the bytes they move they are "
+            "credited 63% and 57%. The floors fail those; that they pass a one-pass pair with sensible warps "
+            "is what the H200 run must confirm before this reason cites it."
+        ),
+        **_files(9, "rmsnorm"),
     ),
 )
 

@@ -115,13 +115,6 @@ def _where(regions: dict[str, int], name: str) -> str:
     return ", ".join(f"{count} element{'s' if count != 1 else ''} {words[region]}" for region, count in regions.items())
 
 
-def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor], *, out_name: str = "out",
-                  allow_fill: bool = False, max_launches: int | None = None,
-                  inplace: tuple[str, ...] = ()) -> guards.GuardedTensor | None:
-    """What every call must satisfy: a Triton launch, no torch compute or fill, nothing written
-    outside the outputs or into the inputs (except the inputs named in ``inplace``, which the
-    contract lets the learner overwrite, but never their guards). Returns the allocation the
-    result views, if any."""
     if not outcome.launches:
         raise GradeFailure(
             "your function returned without launching a Triton kernel: call your kernel with "
@@ -147,8 +140,9 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
             f"{'exactly one' if max_launches == 1 else f'at most {max_launches}'}"
         )
     returned = outcome.returned
+    names = _output_names(outcome, outcome.result, out_name)
     for out in outcome.outputs:
-        name = out_name if out is returned else "a tensor you allocated"
+        name = names.get(id(out), "a tensor you allocated")
         regions = out.outside_writes()
         if regions:
             raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)",
@@ -170,8 +164,9 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                    first: torch.Tensor) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
     rows, past its end, before its start): if the answer moves, the kernel reads there.
+    ``first`` is the first call's result: a tensor, or a tuple of them (every one is compared).
     Returns (input name, region) or None."""
-    baseline = guards.bits_view(first.detach()).clone()
+    baseline = [guards.bits_view(t.detach()).clone() for t in _result_tensors(first)]
     for g in guarded_inputs:
         if not g.buffer.dtype.is_floating_point:
             continue
@@ -185,8 +180,9 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                     again = _call(fn, args, kwargs).result
                 except GradeFailure:
                     return None
-                if isinstance(again, torch.Tensor) and again.shape == first.shape:
-                    if bool((guards.bits_view(again.detach()) != baseline).any()):
+                outputs = _result_tensors(again)
+                if len(outputs) == len(baseline) and all(o.shape == b.shape for o, b in zip(outputs, baseline)):
+                    if any(bool((guards.bits_view(o.detach()) != b).any()) for o, b in zip(outputs, baseline)):
                         return g.name, region
             finally:
                 g.buffer.copy_(saved)
@@ -228,14 +224,16 @@ def guard_all(fn: Callable, inputs: dict[str, Any], kwargs: dict | None
 
 
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
-             out_name: str = "out", dtype: torch.dtype | None = None, tolerance: Tolerance | None = None,
-             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None,
-             inplace: tuple[str, ...] = ()) -> CaseReport:
+             out_name: str | tuple[str, ...] = "out", dtype: torch.dtype | None = None,
+             tolerance: Tolerance | None = None, kwargs: dict | None = None, allow_fill: bool = False,
+             max_launches: int | None = None, inplace: tuple[str, ...] = ()) -> CaseReport:
     """Call ``fn(*inputs.values(), **kwargs)`` with guarded inputs and check everything.
 
     ``expected`` is the float64 reference, or a callable that checks the result itself (raising
     GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
     ``inplace`` names inputs the contract lets the function overwrite (their guards are still checked).
+    A function that returns several tensors (a tuple) is checked by a callable ``expected``;
+    ``out_name`` then names them in order (``("y", "rstd")``) for the messages about writes.
     """
     args, kwargs, guarded_inputs, _ = guard_all(fn, inputs, kwargs)
     outcome = _call(fn, args, kwargs)
@@ -254,7 +252,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             # Only where the bf16 fix could not be installed (an interpreter it does not know).
             failure = GradeFailure(f"{failure}. Note: {interpreter_fixes.BF16_ON_GPU_ONLY}: a GPU decides",
                                    kind=failure.kind)
-        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
+        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if _result_tensors(result) else None
         if culprit:
             name, region = culprit
             raise GradeFailure(
@@ -269,15 +267,17 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
 
 def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
                    max_passes: dict[str, float] | None = None, max_ratio: float | None = None,
-                   kwargs: dict | None = None, lesson: str = "") -> dict:
+                   kwargs: dict | None = None, lesson: str = "", no_atomics: str | None = None) -> dict:
     """Interpreter only: count the bytes the learner's kernel moves and hold them to the lesson.
 
-    Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`,
-    in the learner's process): bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds
-    how many times an input may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once);
-    ``max_ratio`` bounds all bytes moved over ``minimum_bytes`` (the exercise's byte model). Bytes
-    read or written outside every tensor (an unmasked access into the guards) always fail. The
-    figures go to the check's record under ``traffic``.
+    Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`, in the learner's process):
+    bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds how many times an input
+    may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once); ``max_ratio`` bounds all bytes
+    moved over ``minimum_bytes`` (the exercise's byte model). Bytes read or written outside every
+    tensor (an unmasked access into the guards) always fail. With ``no_atomics`` (a sentence), any
+    ``tl.atomic_*`` fails first, with that sentence: the interpreter runs programs one at a time, so
+    only the counter can see an atomic whose order a GPU would leave to chance. The figures go to the check's
+    record under ``traffic``.
     """
     import pytest
 
@@ -311,6 +311,11 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     check = record_of(fn)
     if check is not None:
         check.extra["traffic"] = record
+    if no_atomics and counted.atomics:
+        kernels = ", ".join(f"`{kernel}`" for kernel in counted.atomics)
+        targets = [name for name in record["tensors"] if name != traffic.OUTSIDE and counted.atomic_bytes(name)]
+        into = f" into {', '.join(f'`{name}`' for name in targets)}" if targets else ""
+        raise GradeFailure(f"{no_atomics} (tl.atomic_*{into} in {kernels}). {sentence}")
     outside = counted.loaded_bytes(traffic.OUTSIDE) + counted.stored_bytes(traffic.OUTSIDE)
     if outside:
         raise GradeFailure(

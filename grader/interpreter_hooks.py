@@ -242,6 +242,7 @@ class _WatchedInterpreterModule:
         item_bytes = np.asarray(values).itemsize
         _report("loaded", ptrs, masks, item_bytes)
         _report("stored", ptrs, masks, item_bytes)
+        _report("atomic", ptrs, masks, item_bytes)  # also counted above; listeners that need it tell them apart
         return result
 
     def atomic_cas(self, ptrs, cmp, values, *rest, **kwargs):
@@ -249,6 +250,7 @@ class _WatchedInterpreterModule:
         item_bytes = np.asarray(values).itemsize
         _report("loaded", ptrs, None, item_bytes)
         _report("stored", ptrs, None, item_bytes)
+        _report("atomic", ptrs, None, item_bytes)
         return result
 
 

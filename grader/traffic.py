@@ -28,7 +28,10 @@ What is counted, and what is not
   block-pointer ``boundary_check`` padding and descriptor out-of-bounds padding
   are not memory traffic and are not counted.  An atomic counts once as a load
   and once as a store (``atomic_cas`` counts every lane, whether or not the
-  compare succeeded).
+  compare succeeded), and its bytes are also tallied as atomic (``atomic_bytes``,
+  ``as_dict()["atomics"]`` by kernel): on a GPU the order in which programs'
+  atomics land changes from run to run, so a float sum made with them is not
+  reproducible, while the interpreter runs programs one after the other.
 * Not counted: anything that does not reach ``_interpreter`` - the host-side
   copies the interpreter makes of the arguments, ``pre_run_hooks`` (e.g. an
   autotuner's ``reset_to_zero``), torch work outside kernels, kernels that are
@@ -75,6 +78,9 @@ class Traffic:
         self._watched: Dict[str, Any] = {}  # name -> tensor, in watch order
         self._loaded: Dict[str, int] = {OUTSIDE: 0}
         self._stored: Dict[str, int] = {OUTSIDE: 0}
+        self._atomic: Dict[str, int] = {OUTSIDE: 0}  # bytes of atomic lanes, per watched tensor
+        #: Bytes of atomic lanes per kernel name (read-modify-writes whose order is the hardware's).
+        self.atomics: Dict[str, int] = {}
         # kernel name -> argument name (or OUTSIDE) -> {"loaded": B, "stored": B}
         self.arguments: Dict[str, Dict[str, Dict[str, int]]] = {}
         self._kernel: Optional[str] = None
@@ -91,6 +97,7 @@ class Traffic:
         self._watched[name] = tensor
         self._loaded.setdefault(name, 0)
         self._stored.setdefault(name, 0)
+        self._atomic.setdefault(name, 0)
         self._tables = None
         return tensor
 
@@ -112,6 +119,11 @@ class Traffic:
     def names(self) -> List[str]:
         """The watched tensors' names, in watch order."""
         return list(self._watched)
+
+    def atomic_bytes(self, name: str) -> int:
+        """Bytes of ``name`` touched by atomics (also counted in its loaded and stored bytes)."""
+        self._check(name)
+        return self._atomic[name]
 
     def size_bytes(self, name: str) -> int:
         """Bytes of the watched tensor's elements: what one full pass over it moves."""
@@ -145,6 +157,9 @@ class Traffic:
         }
         if self._loaded[OUTSIDE] or self._stored[OUTSIDE]:
             tensors[OUTSIDE] = {"loaded": self._loaded[OUTSIDE], "stored": self._stored[OUTSIDE], "size": None}
+        for name, entry in tensors.items():
+            if self._atomic.get(name):
+                entry["atomic"] = self._atomic[name]
         return {
             "available": self.available,
             "reason": self.reason,
@@ -154,6 +169,7 @@ class Traffic:
                           for kernel, args in self.arguments.items()},
             "loaded": self.total_loaded,
             "stored": self.total_stored,
+            "atomics": dict(self.atomics),
         }
 
     def __repr__(self) -> str:
@@ -163,6 +179,15 @@ class Traffic:
                 f"stored {format_bytes(self.total_stored)})")
 
     # ---- called by the hooks
+
+    def _record_atomic(self, addresses: np.ndarray, item_bytes: int) -> None:
+        watched_table, watched_names, _, _ = self._range_tables()
+        counts = watched_table.count(addresses) * item_bytes
+        self._atomic[OUTSIDE] += int(counts[0])
+        for name, nbytes in zip(watched_names, counts[1:].tolist()):
+            self._atomic[name] += nbytes
+        kernel = self._kernel or "(no launch)"
+        self.atomics[kernel] = self.atomics.get(kernel, 0) + int(addresses.size) * item_bytes
 
     def _begin_launch(self, kernel: str, arguments: List[Tuple[str, Any]]) -> None:
         self.launches.append({"kernel": kernel, "grid": None})
@@ -196,7 +221,10 @@ class Traffic:
         return self._tables
 
     def _on_access(self, access: hooks.Access) -> None:
-        self._record(access.direction, access.active_addresses(), access.item_bytes)
+        if access.direction == "atomic":
+            self._record_atomic(access.active_addresses(), access.item_bytes)
+        else:
+            self._record(access.direction, access.active_addresses(), access.item_bytes)
 
     def _record(self, direction: str, addresses: np.ndarray, item_bytes: int) -> None:
         watched_table, watched_names, argument_table, argument_names = self._range_tables()
@@ -223,9 +251,11 @@ class TrafficSummary:
         self.launches = [dict(launch) for launch in data.get("launches") or [] if isinstance(launch, dict)]
         tensors = data.get("tensors") or {}
         self._tensors = {str(name): {"loaded": int(t.get("loaded") or 0), "stored": int(t.get("stored") or 0),
-                                     "size": None if t.get("size") is None else int(t["size"])}
+                                     "size": None if t.get("size") is None else int(t["size"]),
+                                     "atomic": int(t.get("atomic") or 0)}
                          for name, t in tensors.items() if isinstance(t, dict)}
-        self._tensors.setdefault(OUTSIDE, {"loaded": 0, "stored": 0, "size": None})
+        self.atomics = {str(k): int(v) for k, v in (data.get("atomics") or {}).items()}
+        self._tensors.setdefault(OUTSIDE, {"loaded": 0, "stored": 0, "size": None, "atomic": 0})
         self._data = data
 
     @classmethod
@@ -245,6 +275,9 @@ class TrafficSummary:
 
     def stored_bytes(self, name: str) -> int:
         return self._entry(name)["stored"]
+
+    def atomic_bytes(self, name: str) -> int:
+        return self._entry(name)["atomic"]
 
     def size_bytes(self, name: str) -> int:
         size = self._entry(name)["size"]
@@ -269,11 +302,12 @@ class TrafficSummary:
         return sum(t["stored"] for t in self._tensors.values())
 
     def as_dict(self) -> Dict[str, Any]:
-        tensors = {name: dict(t) for name, t in self._tensors.items()
+        tensors = {name: {k: v for k, v in t.items() if k != "atomic" or v} for name, t in self._tensors.items()
                    if name != OUTSIDE or t["loaded"] or t["stored"]}
         return {**{k: v for k, v in self._data.items() if k not in ("tensors", "loaded", "stored")},
                 "available": self.available, "reason": self.reason, "launches": self.launches,
-                "tensors": tensors, "loaded": self.total_loaded, "stored": self.total_stored}
+                "tensors": tensors, "loaded": self.total_loaded, "stored": self.total_stored,
+                "atomics": dict(self.atomics)}
 
 
 # --------------------------------------------------------------------------- counting a block

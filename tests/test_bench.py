@@ -136,6 +136,28 @@ def test_byte_models_come_from_the_specs():
     # of 8 elements, plus q and out (2 x 4 heads x 8), in fp16.
     decode = {"B": 2, "S_k": 10, "H_q": 4, "H_kv": 2, "D": 8, "page_size": 16}
     assert bench.byte_model(catalogue.get(8), bench.CONFIGS[8])(decode, 2) == (2 * 20 * 2 * 8 + 2 * 2 * 4 * 8) * 2
+    # RMSNorm's forward: x and weight read, y written, and a float32 rstd per row.
+    assert bench.byte_model(catalogue.get(9), bench.CONFIGS[9])({"m": 4, "n": 8}, 2) == (2 * 32 + 8) * 2 + 4 * 4
+
+
+def test_a_function_that_returns_a_tuple_is_checked_on_the_configs_output(monkeypatch):
+    monkeypatch.setattr(bench, "_compiled", lambda fn: fn)
+    config = dataclasses.replace(bench.CONFIGS[9], sizes=({"m": 3, "n": 5},))
+    nbytes = bench.byte_model(catalogue.get(9), config)
+
+    def right(x, weight, eps):  # (y, rstd), as exercise 9's forward returns them
+        return torch.nn.functional.rms_norm(x, (5,), weight, eps), torch.ones(3)
+
+    rows = bench.sweep(config, right, device="cpu", time_ms=one_ms, ceiling_gbps=CEILING, nbytes=nbytes,
+                       dtype=torch.float32)
+    assert [r["kernel"] for r in rows] == ["yours", "torch", "compile", "copy"]
+    assert rows[0]["bytes"] == (2 * 15 + 5) * 4 + 3 * 4 and "error" not in rows[0]
+    rows = bench.sweep(config, lambda x, weight, eps: x, device="cpu", time_ms=one_ms, ceiling_gbps=CEILING,
+                       nbytes=nbytes, dtype=torch.float32)
+    assert "has shape (5,)" in rows[0]["error"]  # x[0], a row, is not y
+    rows = bench.sweep(config, lambda x, weight, eps: None, device="cpu", time_ms=one_ms, ceiling_gbps=CEILING,
+                       nbytes=nbytes, dtype=torch.float32)
+    assert rows[0]["error"].startswith("could not read the output from what your function returned")
 
 
 def test_every_bandwidth_bench_matches_its_specs_byte_model_signature():

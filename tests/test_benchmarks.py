@@ -3,6 +3,7 @@ to end in Triton's interpreter on tiny shapes with a stand-in clock (the numbers
 rows, the ratios and the wrong-result path are what is checked)."""
 
 import itertools
+import json
 
 import pytest
 import torch
@@ -259,3 +260,81 @@ def test_softmax_summary_checks_the_targets():
     assert "[MISSED] fp32: ahead of every torch.compile mode from N=4096, within 3% below; not at 4096 " \
            "(variant_compile_dynamic)" in text
     assert "variant_warps2 87.0" in text
+@pytest.fixture
+def rmsnorm_bench(interpreter_stand_ins, monkeypatch):
+    """Exercise 9's benchmark on the CPU: tiny shapes, eager in place of torch.compile, a round ceiling."""
+    from grader.benchmarks import ex09_rmsnorm as bench
+
+    monkeypatch.setattr(bench, "DEVICE", "cpu")
+    monkeypatch.setattr(bench, "ceiling_gbps", lambda: 0.001)  # tiny shapes: fractions of order 1
+    monkeypatch.setattr(bench, "_compiled", bench._eager)
+    return bench
+
+
+def test_rmsnorm_benchmark_peer_rows(rmsnorm_bench):
+    bench = rmsnorm_bench
+    rows = bench.peer_rows(9, 33, torch.float32, None, "liger_kernel could not be imported: (stand-in)", rounds=2)
+    timed = [r for r in rows if r.get("ms") is not None]
+    # solution, eager and (eager standing in for) compile, each op; Liger says why it is missing.
+    assert {(r["op"], r["kernel"]) for r in timed} == {(op, k) for op in ("fwd", "bwd", "fwdbwd")
+                                                      for k in ("solution", "eager", "compile")}
+    assert [r["error"] for r in rows if r["kernel"] == "liger"] == ["liger_kernel could not be imported: (stand-in)"] * 3
+    forward_bytes = (2 * 9 * 33 + 33) * 4 + 4 * 9
+    backward_bytes = (3 * 9 * 33 + 2 * 33) * 4 + 4 * 9
+    for r in timed:
+        assert r["bytes"] == {"fwd": forward_bytes, "bwd": backward_bytes, "fwdbwd": forward_bytes + backward_bytes}[r["op"]]
+        assert len(r["ms_runs"]) == 2 and r["ms"] == 1.5  # the fake clock alternates 1 and 2 ms
+        assert r["fraction"] == pytest.approx(r["bytes"] / 1.5e-3 / 1e9 / 0.001, rel=1e-3)
+        # Checked before timed: every contender within float32 rounding of the float64 reference.
+        assert max(r["max_rel_err"].values()) < 1e-5
+
+
+def test_rmsnorm_benchmark_sweeps_mark_the_default(rmsnorm_bench, monkeypatch):
+    bench = rmsnorm_bench
+    monkeypatch.setattr(bench, "FWD_WARPS", (1, 4))
+    monkeypatch.setattr(bench, "BWD_WARPS", (4,))
+    monkeypatch.setattr(bench, "BWD_PER_SM", (1, 4))
+    forward = bench.fwd_sweep_rows(ns=(40,), m=6, dtype=torch.float32)
+    assert [r["num_warps"] for r in forward] == [1, 4] and [r["default"] for r in forward] == [True, False]
+    backward = bench.bwd_sweep_rows(ns=(40,), m=37, dtype=torch.float32)
+    # 4 stand-in SMs: 1 program per SM -> 10 rows each, 4 programs; 4 per SM -> 3 rows each, 13 programs;
+    # then the solution's configuration with the weights loaded in every iteration.
+    assert [(r["kernel"], r["programs_per_sm"], r["n_partials"], r["default"]) for r in backward] == [
+        ("warps4-per_sm1", 1, 4, False), ("warps4-per_sm4", 4, 13, True), ("w per row", 4, 13, False)]
+
+
+def test_rmsnorm_benchmark_step_and_amdahl(rmsnorm_bench, monkeypatch):
+    bench = rmsnorm_bench
+    norm_share = [{"name": "aten::_fused_rms_norm", "calls": 8.0, "device_time_us": 30.0},
+                  {"name": "aten::addmm", "calls": 24.0, "device_time_us": 70.0}]
+    monkeypatch.setattr(bench, "training_profile", lambda fn, iterations: (fn(), norm_share)[1])
+    config = {"blocks": 1, "d_model": 16, "n_heads": 2, "mlp_ratio": 2, "batch": 2, "seq": 3}
+    rows = bench.step_rows(config)
+    summary = next(r for r in rows if r["part"] == "amdahl")
+    assert summary["norm_fraction_profile"] == 0.3
+    s = summary["local_speedup"]
+    assert summary["predicted_speedup_profile"] == pytest.approx(1 / (0.7 + 0.3 / s), rel=1e-4)
+    assert summary["measured_speedup"] == pytest.approx(summary["step_ms_eager"] / summary["step_ms_solution"])
+    # The same weights and inputs through both norms: the gradients agree to bf16 rounding.
+    assert summary["gradient_max_rel_diff"] < 3e-2
+    assert {r["kernel"] for r in rows if r["part"] == "step"} == {"eager", "solution"}
+
+
+def test_rmsnorm_benchmark_writes_after_each_part_and_keeps_going(rmsnorm_bench, monkeypatch, tmp_path):
+    bench = rmsnorm_bench
+    sweep = bench.fwd_sweep_rows
+    monkeypatch.setattr(bench, "FWD_WARPS", (2,))
+    monkeypatch.setattr(bench, "fwd_sweep_rows", lambda: sweep(ns=(40,), m=5, dtype=torch.float32))
+
+    def broken():
+        raise RuntimeError("out of memory (stand-in)")
+
+    monkeypatch.setattr(bench, "bwd_sweep_rows", broken)
+    results = bench.Results(tmp_path / "h200-ex09-rmsnorm.json", {"gpu": "stand-in"})
+    bench.run_parts(results, ("fwd-sweep", "bwd-sweep"))
+    written = json.loads((tmp_path / "h200-ex09-rmsnorm.json").read_text())
+    parts = [r["part"] for r in written["rows"]]
+    assert parts == ["bwd-sweep", "fwd-sweep"]  # the broken part is a row with its error; nothing is lost
+    assert written["rows"][0]["error"] == "RuntimeError: out of memory (stand-in)"
+    assert set(written["meta"]["seconds_by_part"]) == {"fwd-sweep", "bwd-sweep"}
+    assert "fwd-sweep N=40: best warps2" in bench.table(written["rows"])

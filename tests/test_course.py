@@ -36,6 +36,10 @@ EXPECTED_TRAFFIC = {
         "block_table": (137 * 2 * 4, 0), "cache_lens": ((8 + 16) * 4, 0), "out": (0, 2 * 8 * 64 * F16),
         "allocation #2": (24 * F32, 24 * F32), "allocation #3": (24 * F32, 24 * F32),
         "allocation #4": (24 * 64 * F32, 24 * 64 * F32)},
+    # RMSNorm's forward, 13 x 781: x read once, y ("out") written once, rstd (the second allocation)
+    # one float32 per row; every program reads the weight (13 times: from L2 on a GPU).
+    9: {"x": (13 * 781 * F32, 0), "weight": (13 * 781 * F32, 0), "out": (0, 13 * 781 * F32),
+        "allocation #2": (0, 13 * F32)},
 }
 
 

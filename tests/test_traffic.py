@@ -245,6 +245,11 @@ def test_atomics_count_as_a_load_and_a_store():
     torch.testing.assert_close(total[:n], x)
     assert counter.loaded_bytes("x") == n * F32
     assert counter.loaded_bytes("total") == counter.stored_bytes("total") == n * F32
+    # ... and are tallied as atomics, by tensor and by kernel (exercise 9 names them in dweight).
+    assert counter.atomic_bytes("total") == n * F32 and counter.atomic_bytes("x") == 0
+    record = counter.as_dict()
+    assert record["atomics"] == {"atomic_add_kernel": n * F32}
+    assert record["tensors"]["total"]["atomic"] == n * F32 and "atomic" not in record["tensors"]["x"]
 
 
 def test_block_pointer_padding_is_not_counted():

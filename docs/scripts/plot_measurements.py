@@ -18,7 +18,9 @@ ignored, and so is a JSON file of neither kind, with a note on stderr):
 
    The file is exercise N's when its name ends in ``exNN-<slug>.json``, the name
    ``python -m grader.benchmarks exNN_<slug>`` gives it (``h200-ex03-softmax.json``), or when
-   ``meta["exercise"]`` is N. Other files that name an exercise, such as tuning sweeps
+   ``meta["exercise"]`` is N. Rows may name a ``part`` (exercise 9's file: peers, sweeps, a training
+   step); only its ``peers`` rows of the forward join the cross-exercise figures, and exercise 9 has
+   figures of its own (``ex09_rmsnorm_peers.svg``, ``ex09_sweeps.svg``) in place of the generic one. Other files that name an exercise, such as tuning sweeps
    (``h200-tiles-ex02.json``) and exercise 7's variants (``h200-ex07-attention-variants.json``), are
    extras: only the figures made for them read them. Bytes moved are recovered as ``gbps * ms * 1e6``
    (GB/s times milliseconds), so the script needs no knowledge of each exercise's byte model. A row may
@@ -245,6 +247,13 @@ def _fraction(row: dict, ceiling: float | None) -> float | None:
     return None
 
 
+def _graded_rows(rows: list) -> list[dict]:
+    """The rows of the function an exercise grades: a file whose rows name a ``part`` (exercise 9's:
+    peers, sweeps, a training step) contributes only its ``peers`` rows of the forward (``op`` fwd)."""
+    return [r for r in rows if isinstance(r, dict)
+            and ("part" not in r or (r["part"] == "peers" and r.get("op", "fwd") == "fwd"))]
+
+
 def _kernel_key(name: str) -> str:
     name = str(name).lower()
     if name.startswith("variant"):  # tuning rows (other warps, stages, compile settings): not a series
@@ -283,11 +292,12 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
     for number, source in sorted(m.exercises.items()):
         rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"
                 and r.get("dtype", "fp32") == "fp32"]  # one shape family: fp32
+        rows = [r for r in _graded_rows(source.data["rows"]) if _kernel_key(r.get("kernel", "")) == "solution"]
         pts = sorted((b_, float(r["gbps"])) for r in rows if (b_ := _rows_bytes(r)) and r.get("gbps"))
         if pts:
             sources.append(source)
             what = {1: "vector add", 2: "bias + GELU", 3: "softmax", 4: "persistent softmax",
-                    5: "online softmax"}.get(number, f"exercise {number}")
+                    5: "online softmax", 9: "RMSNorm forward"}.get(number, f"exercise {number}")
             ax.plot(*zip(*pts), "^-", alpha=0.9, label=f"{what}, exercise {number} solution ({source.gpu})")
             ceiling = ceiling or _ceiling(source, None)
             spec = spec or source.data["meta"].get("spec_gbps")
@@ -628,6 +638,89 @@ def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None
     _save(fig, out, f"ex{number:02d}_bandwidth.svg", [source], written)
 
 
+#: Exercise 9's contenders, in the legend's order.
+RMSNORM_KERNELS = (("solution", "exercise 9's solution"), ("eager", "torch.nn.functional.rms_norm (eager)"),
+                   ("compile", "torch.compile"), ("liger", "Liger-Kernel"))
+RMSNORM_OPS = (("fwd", "forward"), ("bwd", "backward"), ("fwdbwd", "forward + backward"))
+
+
+def plot_rmsnorm_peers(source: Source, out: Path, written: dict) -> None:
+    """Exercise 9: % of the measured ceiling against N for each contender, one panel per op (bf16, the
+    ``peers`` rows; every contender credited with the same minimum bytes)."""
+    rows = [r for r in source.data["rows"] if r.get("part") == "peers" and r.get("fraction") is not None]
+    if not rows:
+        return
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.8), sharey=True)
+    colours = {"solution": COLOURS["solution"], "eager": COLOURS["torch"], "compile": COLOURS["compile"],
+               "liger": "#9467bd"}
+    for ax, (op, title) in zip(axes, RMSNORM_OPS):
+        for kernel, label in RMSNORM_KERNELS:
+            pts = sorted((int(r["N"]), 100 * float(r["fraction"])) for r in rows if r["op"] == op and r["kernel"] == kernel)
+            if pts:
+                solution = kernel == "solution"
+                ax.plot(*zip(*pts), marker="o", ms=5 if solution else 4, lw=2.5 if solution else 1.2,
+                        color=colours[kernel], label=label)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel("N (columns; M = 16384 rows, bf16)")
+        ax.set_title(title, fontsize=10)
+        ax.set_ylim(0, 100)
+    axes[0].set_ylabel("% of the measured ceiling\n(on the minimum bytes)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 1.07))
+    _save(fig, out, "ex09_rmsnorm_peers.svg", [source], written)
+
+
+def plot_rmsnorm_sweeps(source: Source, out: Path, written: dict) -> None:
+    """Exercise 9's configuration sweeps: the forward's warps at each N; the backward's programs per SM
+    and warps at each swept N (the configuration the solution picks drawn as a filled marker)."""
+    rows = source.data["rows"]
+    fwd = [r for r in rows if r.get("part") == "fwd-sweep" and r.get("fraction") is not None]
+    bwd = [r for r in rows if r.get("part") == "bwd-sweep" and r.get("fraction") is not None]
+    if not fwd and not bwd:
+        return
+    bwd_ns = sorted({int(r["N"]) for r in bwd})
+    fig, axes = plt.subplots(1, 1 + len(bwd_ns), figsize=(3.3 * (1 + len(bwd_ns)), 3.6), sharey=True,
+                             squeeze=False)
+    axes = axes[0]
+    ax = axes[0]
+    for n in sorted({int(r["N"]) for r in fwd}):
+        pts = sorted((int(r["num_warps"]), 100 * float(r["fraction"])) for r in fwd if int(r["N"]) == n)
+        line = ax.plot(*zip(*pts), marker="o", ms=3, label=f"N = {n}")[0]
+        for r in fwd:
+            if int(r["N"]) == n and r.get("default"):
+                ax.plot(int(r["num_warps"]), 100 * float(r["fraction"]), "o", ms=8, color=line.get_color(),
+                        markerfacecolor="none")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.set_xlabel("warps per program")
+    ax.set_ylabel("% of the measured ceiling")
+    ax.set_title("forward", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3)  # below the data
+    ax.set_ylim(0, 100)
+    for ax, n in zip(axes[1:], bwd_ns):
+        for warps in sorted({int(r["num_warps"]) for r in bwd}):
+            pts = sorted((int(r["programs_per_sm"]), 100 * float(r["fraction"])) for r in bwd
+                         if int(r["N"]) == n and int(r["num_warps"]) == warps)
+            if not pts:
+                continue
+            line = ax.plot(*zip(*pts), marker="s", ms=3, label=f"{warps} warps")[0]
+            for r in bwd:
+                if int(r["N"]) == n and int(r["num_warps"]) == warps and r.get("default"):
+                    ax.plot(int(r["programs_per_sm"]), 100 * float(r["fraction"]), "s", ms=8,
+                            color=line.get_color(), markerfacecolor="none")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel("programs per SM (partial sums)")
+        ax.set_title(f"backward, N = {n}", fontsize=9)
+    if bwd_ns:
+        handles, labels = axes[1].get_legend_handles_labels()
+        axes[1 + len(bwd_ns) // 2].legend(handles, labels, fontsize=7, loc="upper center",
+                                          bbox_to_anchor=(0.5, -0.22), ncol=len(labels))
+    fig.suptitle("RMSNorm bf16, M = 16384: circled and boxed, the configuration the solution picks", fontsize=9, y=1.04)
+    _save(fig, out, "ex09_sweeps.svg", [source], written)
+
+
 def _extra(m: Measurements, suffix: str) -> Source | None:
     found = [source for name, source in sorted(m.extras.items()) if name.endswith(suffix)]
     return found[-1] if found else None
@@ -863,7 +956,10 @@ def main(argv: list[str] | None = None) -> int:
     for number, source in sorted(measurements.exercises.items()):
         if number in DEDICATED:
             continue
-        if any(r.get("gbps") for r in source.data["rows"] if isinstance(r, dict)):
+        if number == 9:  # several ops, sweeps and a training step: figures of their own
+            plot_rmsnorm_peers(source, args.out, written)
+            plot_rmsnorm_sweeps(source, args.out, written)
+        elif any(r.get("gbps") for r in source.data["rows"] if isinstance(r, dict)):
             plot_exercise(number, source, args.out, written)
     write_sources(args.out, written)
     for name in written:
