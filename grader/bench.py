@@ -64,6 +64,9 @@ class BenchConfig:
                                                      torch.bfloat16: (1e-2, 3e-2)})
     #: A sentence under the table.
     note: str = ""
+    #: ``copy_source(args) -> Tensor``: the tensor the copy row copies, where the output is not the bulk
+    #: of the traffic (exercise 10 returns a 0-dim loss and writes its gradient into its first input).
+    copy_source: Callable[[tuple], torch.Tensor] | None = None
 
 
 def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
@@ -84,6 +87,20 @@ def _attention_inputs(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
     q = torch.randn(shape["B"], shape["H"], shape["S_q"], shape["D"], device=device, dtype=dtype)
     k = torch.randn(shape["B"], shape["H"], shape["S_k"], shape["D"], device=device, dtype=dtype)
     return (q, k, torch.randn_like(k))
+
+
+def _logits_and_targets(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    logits = torch.randn(shape["T"], shape["V"], device=device, dtype=dtype)
+    return (logits, torch.randint(0, shape["V"], (shape["T"],), device=device))
+
+
+def _cross_entropy_and_backward(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Eager PyTorch's loss and gradient as training code computes them: F.cross_entropy on the logits
+    in float32, then backward (the gradient lands in a new (T, V) tensor; the logits stay as they are)."""
+    leaf = logits.detach().requires_grad_(True)
+    loss = F.cross_entropy(leaf.float(), target)
+    loss.backward()
+    return loss.detach()
 
 
 def _softmax(x: torch.Tensor) -> torch.Tensor:
@@ -138,6 +155,16 @@ CONFIGS: dict[int, BenchConfig] = {
         # Against SDPA, fp16 (fp32 accumulation in both, different summation order): the spec's 2e-2/1e-2.
         tolerance={torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2), torch.float32: (1e-2, 1e-2)},
         note="Attention is compute-bound: TFLOP/s (4 · B · H · S² · D per forward), not GB/s.",
+    ),
+    10: BenchConfig(
+        # Llama 3's vocabulary; T from 1024 to 16384 rows (4 GiB of bf16 logits).
+        sizes=tuple({"T": t, "V": 128256} for t in (1024, 2048, 4096, 8192, 16384)),
+        make_inputs=_logits_and_targets, baselines={"torch": _cross_entropy_and_backward}, compile=True,
+        x_key="T", x_label="T (rows of V = 128256 logits)", dtype=torch.bfloat16,
+        copy_source=lambda args: args[0],
+        note=("Your kernel overwrites the logits with the gradient, so every timed call after the first works on "
+              "the previous gradient: the same bytes and the same arithmetic. Eager PyTorch computes in float32 "
+              "and allocates its gradient; GB/s for every kernel count the two-pass minimum (2 reads + 1 write)."),
     ),
 }
 
@@ -295,7 +322,8 @@ def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time
                     fn = _compiled(config.baselines[first_baseline])
                     fn(*args)  # compiles now, outside the timing
                 elif kernel == "copy":
-                    src, dst = expected, torch.empty_like(expected)
+                    src = config.copy_source(args) if config.copy_source else expected
+                    dst = torch.empty_like(src)
                     add(kernel, **_figures(config, shape, time_ms(lambda: dst.copy_(src)),
                                            2 * src.numel() * src.element_size(), ceiling_gbps))
                     continue

@@ -12,6 +12,12 @@ A spec (``grader/specs/exNN_*.py``) is an ordinary pytest module. Its tests make
 5. compares with the reference (`grader.compare`), and, when that fails, reruns with different
    guard contents to tell whether the kernel reads outside its inputs.
 
+An input the function is meant to overwrite (exercise 10 writes the gradient into ``logits``) is
+named in ``run_case(..., inplace={"logits": expected})``: every element of its view must then be
+overwritten with ``expected`` (float64, or a callable that checks the view), and its guards and
+row gaps must still stay untouched. `peak_memory` measures what one call allocates (the CUDA
+allocator's peak on a GPU, the sum of the tensors it allocates in the interpreter).
+
 `measure_bandwidth` is the GPU-only performance check.
 """
 
@@ -69,6 +75,8 @@ def with_row_stride(x: torch.Tensor, row_stride: int) -> torch.Tensor:
 class CaseReport:
     result: Any
     launches: list[Launch]
+    #: The guarded views the function was given, by name, as the call left them (an ``inplace``
+    #: input holds what the function wrote into it).
     inputs: dict[str, torch.Tensor]
 
 
@@ -93,7 +101,8 @@ def _where(regions: dict[str, int], name: str) -> str:
 
 
 def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedTensor], *,
-                 out_name: str, allow_fill: bool, max_launches: int | None) -> guards.GuardedTensor | None:
+                 out_name: str, allow_fill: bool, max_launches: int | None,
+                 writable: frozenset[str] = frozenset()) -> guards.GuardedTensor | None:
     outcome = watch.result
     if not outcome.launches:
         raise GradeFailure(
@@ -128,7 +137,12 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
     for g in guarded_inputs:
         regions = g.outside_writes()
         if regions:
+            if g.name in writable:
+                raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: only the elements of `{g.name}` "
+                                   "itself may be overwritten (is the store's mask missing or wrong?)")
             raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only")
+        if g.name in writable:
+            continue
         inside = g.inside_writes()
         if inside:
             raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input `{g.name}`: inputs are read-only")
@@ -136,11 +150,33 @@ def _check_watch(watch: Watch, result: Any, guarded_inputs: list[guards.GuardedT
 
 
 def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
-                   first: torch.Tensor) -> tuple[str, str] | None:
+                   first: torch.Tensor, originals: dict[str, torch.Tensor] | None = None) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
     rows, past its end, before its start): if the answer moves, the kernel reads there.
+
+    ``originals`` holds the values of the inputs the function overwrites (``inplace``): each rerun
+    starts from them, and what the rerun writes there counts as part of the answer.
     Returns (input name, region) or None."""
+    originals = originals or {}
+    written = {g.name: g for g in guarded_inputs if g.name in originals}
     baseline = guards.bits_view(first.detach()).clone()
+    baseline_written = {name: guards.bits_view(g.view).clone() for name, g in written.items()}
+
+    def moved(again) -> bool:
+        if not isinstance(again, torch.Tensor) or again.shape != first.shape:
+            return False
+        if bool((guards.bits_view(again.detach()) != baseline).any()):
+            return True
+        return any(bool((guards.bits_view(g.view) != baseline_written[name]).any()) for name, g in written.items())
+
+    try:
+        return _rerun_each_region(fn, args, kwargs, guarded_inputs, originals, written, moved)
+    finally:  # the views again hold what the graded call wrote
+        for name, g in written.items():
+            guards.bits_view(g.view).copy_(baseline_written[name])
+
+
+def _rerun_each_region(fn, args, kwargs, guarded_inputs, originals, written, moved) -> tuple[str, str] | None:
     for g in guarded_inputs:
         if not g.buffer.dtype.is_floating_point:
             continue
@@ -149,14 +185,15 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                 continue
             saved = g.buffer.clone()
             try:
+                for name, w in written.items():
+                    w.view.copy_(originals[name])
                 guards.refill_input_guard(g, 0.5, where)
                 try:
                     again, _ = _call(fn, args, kwargs)
                 except GradeFailure:
                     return None
-                if isinstance(again, torch.Tensor) and again.shape == first.shape:
-                    if bool((guards.bits_view(again.detach()) != baseline).any()):
-                        return g.name, region
+                if moved(again):
+                    return g.name, region
             finally:
                 g.buffer.copy_(saved)
                 g.snapshot = guards.bits_view(g.buffer).clone()
@@ -189,30 +226,51 @@ def _guard_all(inputs: dict[str, Any], kwargs: dict | None) -> tuple[list, dict,
 
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
              out_name: str = "out", dtype: torch.dtype | None = None, tolerance: Tolerance | None = None,
-             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None) -> CaseReport:
+             kwargs: dict | None = None, allow_fill: bool = False, max_launches: int | None = None,
+             inplace: dict[str, torch.Tensor | Callable[[torch.Tensor], None]] | None = None) -> CaseReport:
     """Call ``fn(*inputs.values(), **kwargs)`` with guarded inputs and check everything.
 
     ``expected`` is the float64 reference, or a callable that checks the result itself (raising
     GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
+
+    ``inplace`` names the inputs the function must overwrite, each with what it must hold after
+    the call: a float64 tensor (`expect_overwritten`: every element written, then compared with the
+    view's dtype tolerance) or a callable that checks the view itself (and may call
+    `expect_overwritten`). Writes inside such an input are then expected, not reported; writes into
+    its guards or row gaps fail as for any input. The result is checked first, then each in-place
+    input.
     """
+    inplace = inplace or {}
+    unknown = set(inplace) - set(inputs) - set(kwargs or {})
+    if unknown:
+        raise ValueError(f"inplace names tensors that are not inputs: {sorted(unknown)}")
     args, kwargs, guarded_inputs = _guard_all(inputs, kwargs)
+    originals = {g.name: g.view.clone() for g in guarded_inputs if g.name in inplace}
 
     result, watch = _call(fn, args, kwargs)
     CONTEXT.launches.append(len(watch.result.launches))
     returned = _check_watch(watch, result, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
-                            max_launches=max_launches)
+                            max_launches=max_launches, writable=frozenset(inplace))
     try:
         if callable(expected):
             expected(result)
         else:
             expect_close(result, expected, name=out_name, dtype=dtype, tolerance=tolerance,
                          poisoned=returned is not None)
+        for g in guarded_inputs:
+            if g.name in inplace:
+                check = inplace[g.name]
+                if callable(check):
+                    check(g.view)
+                else:
+                    expect_overwritten(g.name, g.view, originals[g.name], check)
     except GradeFailure as failure:
         if CONTEXT.mode == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 and "tolerance" in str(failure):
             failure = GradeFailure(f"{failure}. Note: Triton's interpreter computes bfloat16 arithmetic on the raw bits "
                                    "(a known interpreter limit; a GPU is right): convert loaded values with "
                                    "`.to(tl.float32)` and round once on the store, which is what fast kernels do anyway")
-        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if isinstance(result, torch.Tensor) else None
+        culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals)
+                   if isinstance(result, torch.Tensor) else None)
         if culprit:
             name, region = culprit
             raise GradeFailure(
@@ -224,13 +282,110 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
     return CaseReport(result, watch.result.launches, named)
 
 
+def expect_overwritten(name: str, view: torch.Tensor, original: torch.Tensor, expected: torch.Tensor, *,
+                       tolerance: Tolerance | None = None) -> None:
+    """An input the function must overwrite, after the call: every element written, then close to the
+    float64 ``expected`` (the view's dtype tolerance unless ``tolerance``).
+
+    An element whose bits are those it was handed over with is "left unchanged", unless its input
+    value would pass as the answer there (a gradient of -1/3 lands on a logit of -0.332 in bfloat16 now
+    and then): then nobody can tell, and the comparison decides.
+    """
+    unchanged = (guards.bits_view(view) == guards.bits_view(original)).reshape(-1).cpu()
+    if bool(unchanged.any()):
+        from grader.compare import DEFAULT_TOLERANCES
+
+        want = expected.reshape(-1).double().cpu()
+        held = original.reshape(-1).double().cpu()
+        tol = tolerance or DEFAULT_TOLERANCES.get(view.dtype, DEFAULT_TOLERANCES[torch.float32])
+        finite = torch.isfinite(want)
+        scale = (float(want[finite].abs().max()) if bool(finite.any()) else 1.0) or 1.0
+        passes = (held - want).abs() <= tol.rtol * want.abs() + tol.atol * scale
+        unchanged &= ~(passes | (want == held) | (torch.isnan(want) & torch.isnan(held)))
+    total = unchanged.numel()
+    if total and bool(unchanged.all()):
+        raise GradeFailure(
+            f"`{name}` is exactly as it was handed over: your function must write its answer into `{name}` "
+            f"itself (all {total} elements), not into a new tensor")
+    if bool(unchanged.any()):
+        from grader.compare import _index
+
+        positions = unchanged.nonzero().flatten()
+        shape = tuple(view.shape)
+        shown = ", ".join(f"{name}{_index(p, shape)}" for p in positions[:3].tolist())
+        more = positions.numel() - 3
+        raise GradeFailure(
+            f"left {positions.numel()} of {total} elements of `{name}` unchanged: {shown}"
+            f"{f' and {more} more' if more > 0 else ''} still hold their input value, and every element must be "
+            "overwritten (is the grid too small, or a mask too strict?)")
+    expect_close(view, expected, name=name, dtype=view.dtype, tolerance=tolerance, poisoned=False)
+
+
+@dataclass
+class MemoryReport:
+    """What one call allocated beyond its inputs."""
+
+    #: Bytes: the CUDA allocator's peak during the call above what was allocated before it (GPU), or
+    #: the sum of the sizes of the tensors the call allocated (interpreter: an upper bound of the peak).
+    peak_bytes: int
+    #: "cuda allocator peak" or "sum of allocations".
+    how: str
+    #: (shape, dtype name, bytes) of each tensor the call allocated (interpreter only; empty on a GPU).
+    allocations: list[tuple[tuple[int, ...], str, int]]
+    result: Any
+
+
+def peak_memory(fn: Callable, inputs: dict[str, Any], *, kwargs: dict | None = None) -> MemoryReport:
+    """Call ``fn(*inputs.values(), **kwargs)`` once and measure the memory the call allocates.
+
+    On a GPU the function is called once first (compiling and autotuning allocate too), on fresh
+    copies of the inputs, then timed by the allocator: ``torch.cuda.max_memory_allocated()`` during
+    the call minus what was allocated before it. In the interpreter, the tensors the call allocates
+    are intercepted and their sizes added up. The inputs are plain copies (no guards: their size
+    must not count), and the call's answer is returned unchecked.
+    """
+    def fresh() -> tuple[list, dict]:
+        copy = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+        extra = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in (kwargs or {}).items()}
+        return list(copy.values()), extra
+
+    try:
+        if CONTEXT.device == "cuda":
+            args, extra = fresh()
+            fn(*args, **extra)
+            torch.cuda.synchronize()
+            args, extra = fresh()
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_allocated()
+            result = fn(*args, **extra)
+            torch.cuda.synchronize()
+            return MemoryReport(torch.cuda.max_memory_allocated() - before, "cuda allocator peak", [], result)
+        args, extra = fresh()
+        with Watch() as watch:
+            result = fn(*args, **extra)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        raise describe_exception(exc, CONTEXT.learner_file) from None
+    allocations = [(tuple(g.view.shape), dtype_name(g.view.dtype), g.view.numel() * g.view.element_size())
+                   for g in watch.result.outputs]
+    return MemoryReport(sum(size for _, _, size in allocations), "sum of allocations", allocations, result)
+
+
 def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
-                      check: Callable[[Any], None] | None = None, label: str = "") -> dict:
+                      check: Callable[[Any], None] | None = None, label: str = "",
+                      least_hbm_bytes: int | None = None) -> dict:
     """GPU only: time ``fn(*args)``, turn it into GB/s and a fraction of this GPU's ceiling.
 
     ``nbytes`` is the exercise's *minimum* byte model for these arguments (each input read
     once, each output written once). Records the result for the report and raises
     GradeFailure when the fraction is under the floor or impossibly high.
+
+    ``least_hbm_bytes``: for an algorithm that reads its input more than once, the bytes the memory
+    must move even when the L2 cache serves every re-read (exercise 10 reads each 250 KiB row twice;
+    the second read can hit the 60 MB L2 of an H200). A fraction above 100% by ``nbytes`` is then
+    a cache hit, not a measurement error, as long as ``least_hbm_bytes`` stays under the ceiling.
     """
     from grader import perf
 
@@ -243,6 +398,14 @@ def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
     achieved = perf.gbps(nbytes, min(ms, ms_again))
     fraction = achieved / ceiling.ceiling_gbps
     passed, verdict = perf.fraction_verdict(fraction, floor)
+    least_fraction = None
+    if least_hbm_bytes is not None:
+        least_fraction = perf.gbps(least_hbm_bytes, min(ms, ms_again)) / ceiling.ceiling_gbps
+        if fraction > perf.MEASUREMENT_ERROR_FRACTION and least_fraction <= perf.MEASUREMENT_ERROR_FRACTION:
+            passed = fraction >= floor
+            verdict = (f"{fraction:.0%} of the ceiling by the algorithm's byte count, more than the memory "
+                       f"delivers: the L2 cache served part of the re-reads ({least_fraction:.0%} by the "
+                       f"{least_hbm_bytes:,} bytes the memory must move at least; floor {floor:.0%})")
     info = perf.gpu_info()
     CONTEXT.performance = {
         "achieved_gbps": round(achieved, 1),
@@ -264,6 +427,8 @@ def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
         "ceiling_cached": cached,
         "launches": len(launches),
     }
+    if least_fraction is not None:
+        CONTEXT.performance.update(least_hbm_bytes=least_hbm_bytes, least_fraction=round(least_fraction, 4))
     if not passed:
         raise GradeFailure(f"performance: {verdict} ({achieved:.0f} of {ceiling.ceiling_gbps:.0f} GB/s on {label})")
     return CONTEXT.performance
@@ -271,15 +436,16 @@ def measure_bandwidth(fn: Callable, args: list, *, nbytes: int, floor: float,
 
 def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
                    max_passes: dict[str, float] | None = None, max_ratio: float | None = None,
-                   kwargs: dict | None = None, lesson: str = "") -> dict:
+                   kwargs: dict | None = None, lesson: str = "", writable: tuple[str, ...] = ()) -> dict:
     """Interpreter only: count the bytes the learner's kernel moves and hold them to the lesson.
 
     Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`):
     bytes of lanes whose mask is true, per tensor. ``max_passes`` bounds how many times an input
     may be read (``{"x": 1.0}``: a fused kernel reads ``x`` once); ``max_ratio`` bounds all bytes
     moved over ``minimum_bytes`` (the exercise's byte model). Bytes read or written outside every
-    tensor (an unmasked access into the guards) always fail. The figures go to the JSON report
-    under ``traffic``.
+    tensor (an unmasked access into the guards) always fail. ``writable`` names inputs the function
+    overwrites by contract (`run_case`'s ``inplace``). The figures go to the JSON report under
+    ``traffic``.
     """
     import pytest
 
@@ -296,7 +462,8 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
             counter.watch(g.name, g.view)
         result, watch = _call(fn, args, kwargs, on_allocate=counter.watch)
     CONTEXT.launches.append(len(watch.result.launches))
-    _check_watch(watch, result, guarded_inputs, out_name="out", allow_fill=True, max_launches=None)
+    _check_watch(watch, result, guarded_inputs, out_name="out", allow_fill=True, max_launches=None,
+                 writable=frozenset(writable))
 
     moved = counter.total_loaded + counter.total_stored
     ratio = moved / minimum_bytes if minimum_bytes else float("inf")
@@ -317,7 +484,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
             extra = counter.loaded_bytes(name) - int(limit * counter.size_bytes(name))
             raise GradeFailure(
                 f"your kernel read `{name}` {passes:.2f} times ({traffic.format_bytes(extra)} more than "
-                f"{'one read' if limit == 1 else f'{limit:g} reads'}){': ' + lesson if lesson else ''}; "
+                f"{'one read' if limit == 1 else f'{limit:.3g} reads'}){': ' + lesson if lesson else ''}; "
                 f"moved {ratio:.2f}x the minimum. {sentence}"
             )
     if max_ratio is not None and ratio > max_ratio + 1e-9:
@@ -347,5 +514,5 @@ def require(condition: bool, message: str) -> None:
         raise GradeFailure(message)
 
 
-__all__ = ["CONTEXT", "FLOAT_DTYPES", "GradeFailure", "Tolerance", "dtype_id", "expect_traffic", "measure_bandwidth",
-           "randn", "require", "run_case", "with_row_stride"]
+__all__ = ["CONTEXT", "FLOAT_DTYPES", "GradeFailure", "MemoryReport", "Tolerance", "dtype_id", "expect_overwritten",
+           "expect_traffic", "measure_bandwidth", "peak_memory", "randn", "require", "run_case", "with_row_stride"]
