@@ -14,8 +14,9 @@ Two files (``<gpu>-`` is the GPU's short name, ``h200-`` on an H200):
   CUDA allocator's peak during one call (forward and backward) above what was allocated before it;
   the logits themselves are allocated before.
 * ``<gpu>-ex10-sweep.json``, the launch sweep at T = 8192 bf16 (the grader's performance input):
-  the solution's kernel with other blocks and warp counts, a version with L2 eviction hints (pass 1
-  keeps the row, pass 2 streams it) and chapter 6's per-lane form, timed in turns with the solution as
+  the solution's kernel with other blocks and warp counts (``variant_b<BLOCK>_w<warps>``), a version
+  with L2 eviction hints (``evict``: pass 1 keeps the row, pass 2 streams it) and chapter 6's per-lane
+  form (``per_lane``), both at the solution's block and warps, timed in turns with the solution as
   shipped; then (part ``static``, when the time budget allows) torch.compile with ``dynamic=False``
   in turns with the solution.
 
@@ -434,9 +435,10 @@ class Run:
         for block, warps in launches:
             if (block, warps) != (shipped, solution.NUM_WARPS):
                 kernels[f"variant_b{block}_w{warps}"] = launcher(solution.cross_entropy_kernel, block, warps)
-        kernels[f"evict_b{shipped}_w{solution.NUM_WARPS}"] = launcher(evict_kernel, shipped, solution.NUM_WARPS)
+        # "evict" and "per_lane": the solution's own block and warps with the other kernel.
+        kernels["evict"] = launcher(evict_kernel, shipped, solution.NUM_WARPS)
         kernels["evict_b8192_w8"] = launcher(evict_kernel, 8192, 8)
-        kernels[f"per_lane_b{shipped}_w{solution.NUM_WARPS}"] = launcher(per_lane_kernel, shipped, solution.NUM_WARPS)
+        kernels["per_lane"] = launcher(per_lane_kernel, shipped, solution.NUM_WARPS)
         kernels["per_lane_b8192_w16"] = launcher(per_lane_kernel, 8192, 16)
         impls, base = implementations(T, torch.bfloat16, self.device, with_compile=None, liger=None,
                                       kernels=kernels, generator=self.generator, with_eager=False)
