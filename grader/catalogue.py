@@ -276,7 +276,7 @@ EXERCISES: tuple[Exercise, ...] = (
         hints=(
             "One program per row, as in exercise 5: pass 1 walks the row in blocks keeping the running max m "
             "and the rescaled sum d, so the row's log-sum-exp is lse = m + log(d); the row's loss is "
-            "lse - x[target]. Pass 2 reads the row again and stores (softmax - one_hot) / count over it: "
+            "lse - x_t (x_t the target's logit). Pass 2 reads the row again and stores (softmax - one_hot) / count over it: "
             "exp(x - lse) / count everywhere, minus 1 / count at the target's column. A row whose target is "
             "ignore_index is not read at all: store zeros over it and a row loss of 0.",
             "Column j of the block that starts at `start` is `start + cols`: the target's logit is "
