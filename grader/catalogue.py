@@ -271,7 +271,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         number=10,
         slug="cross_entropy",
-        title="Cross-entropy over a 128k vocabulary, the gradient written into the logits",
+        title="Cross-entropy, 128k vocabulary: the gradient written into the logits",
         function="cross_entropy",
         hints=(
             "One program per row, as in exercise 5: pass 1 walks the row in blocks keeping the running max m "
