@@ -18,13 +18,14 @@ python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], '
 
 grade() { python3 -m grader.cli "$@"; }
 log=$OUT/grading.txt; : > "$log"
+nn() { printf "%02d" "$1"; }   # exercise 7 -> 07, 10 -> 10 (file names carry two digits)
 for n in ${GRADE_EXERCISES:-}; do
-  sol=$(ls solutions/ex0${n}_*.py)
+  sol=$(ls solutions/ex$(nn "$n")_*.py)
   start=$(date +%s.%N)
-  grade exercise "$n" --from "$sol" --json > "$OUT/ex0$n-solution.json"; rc=$?
+  grade exercise "$n" --from "$sol" --json > "$OUT/ex$(nn "$n")-solution.json"; rc=$?
   end=$(date +%s.%N)
   echo "== exercise $n solution: exit $rc in $(python3 -c "print(f'{$end-$start:.1f}')") s" | tee -a "$log"
-  python3 - "$OUT/ex0$n-solution.json" <<'PY' | tee -a "$log"
+  python3 - "$OUT/ex$(nn "$n")-solution.json" <<'PY' | tee -a "$log"
 import json, sys
 d = json.load(open(sys.argv[1]))
 for c in d["checks"]:
@@ -37,7 +38,7 @@ for line in p.get("lines", []):
 PY
   if [ "${WRONG_VARIANTS:-0}" = 1 ]; then
     grade exercise "$n" --json > /dev/null; echo "   stub: exit $?" | tee -a "$log"
-    for w in tests/wrong/ex0$n/*.py; do
+    for w in tests/wrong/ex$(nn "$n")/*.py; do
       [ -e "$w" ] || continue
       msg=$(grade exercise "$n" --from "$w" --json --timeout 20 | python3 -c "
 import json,sys; d=json.load(sys.stdin); bad=[c['message'] for c in d['checks'] if not c['passed'] and c['kind']!='not_run' and not c['skipped']]
@@ -46,12 +47,12 @@ print(('PASSED ' if d['passed'] else '') + (bad[0][:160] if bad else 'no failure
     done
   fi
 done
-[ -n "${TRAFFIC_EXERCISE:-}" ] && grade exercise "$TRAFFIC_EXERCISE" --from "$(ls solutions/ex0${TRAFFIC_EXERCISE}_*.py)" --traffic 2>&1 | tee -a "$log" | tail -30
+[ -n "${TRAFFIC_EXERCISE:-}" ] && grade exercise "$TRAFFIC_EXERCISE" --from "$(ls solutions/ex$(nn "$TRAFFIC_EXERCISE")_*.py)" --traffic 2>&1 | tee -a "$log" | tail -30
 if [ "${GPU_TESTS:-0}" = 1 ]; then
   python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu.py 2>&1 | tail -15 | tee "$OUT/gpu-tests.txt"
 fi
 for n in ${BENCH_CLI:-}; do
-  grade bench "$n" --from "$(ls solutions/ex0${n}_*.py)" --out "$OUT/bench" 2>&1 | tee "$OUT/bench-cli-$n.txt" | tail -30
+  grade bench "$n" --from "$(ls solutions/ex$(nn "$n")_*.py)" --out "$OUT/bench" 2>&1 | tee "$OUT/bench-cli-$n.txt" | tail -30
 done
 if [ -n "${EXTRA_CMD:-}" ]; then
   bash -c "$EXTRA_CMD" 2>&1 | tee "$OUT/extra.txt"

@@ -67,6 +67,9 @@ class BenchConfig:
     #: Picks the tensor to check from what the learner's function returns (exercise 9's forward
     #: returns ``(y, rstd)``: y is checked); None when it returns the tensor itself.
     output: Callable[[Any], Any] | None = None
+    #: ``copy_source(args) -> Tensor``: the tensor the copy row copies, where the output is not the bulk
+    #: of the traffic (exercise 10 returns a 0-dim loss and writes its gradient into its first input).
+    copy_source: Callable[[tuple], torch.Tensor] | None = None
 
 
 def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
@@ -109,6 +112,18 @@ def _gathered_sdpa(q, k_cache, v_cache, block_table, cache_lens) -> torch.Tensor
 
     out = F.scaled_dot_product_attention(q.unsqueeze(2), gather(k_cache), gather(v_cache), enable_gqa=True)
     return out.squeeze(2)
+def _logits_and_targets(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
+    logits = torch.randn(shape["T"], shape["V"], device=device, dtype=dtype)
+    return (logits, torch.randint(0, shape["V"], (shape["T"],), device=device))
+
+
+def _cross_entropy_and_backward(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Eager PyTorch's loss and gradient as training code computes them: F.cross_entropy on the logits
+    in float32, then backward (the gradient lands in a new (T, V) tensor; the logits stay as they are)."""
+    leaf = logits.detach().requires_grad_(True)
+    loss = F.cross_entropy(leaf.float(), target)
+    loss.backward()
+    return loss.detach()
 
 
 def _softmax(x: torch.Tensor) -> torch.Tensor:
@@ -195,6 +210,16 @@ CONFIGS: dict[int, BenchConfig] = {
         x_key="n", x_label="N (columns; M = 16384 rows)", dtype=torch.bfloat16, output=lambda result: result[0],
         note="The forward only: y and a float32 rstd per row. `python -m grader.benchmarks.ex09_rmsnorm` "
              "times the backward and the pair against torch.compile and Liger-Kernel.",
+    ),
+    10: BenchConfig(
+        # Llama 3's vocabulary; T from 1024 to 16384 rows (4 GiB of bf16 logits).
+        sizes=tuple({"T": t, "V": 128256} for t in (1024, 2048, 4096, 8192, 16384)),
+        make_inputs=_logits_and_targets, baselines={"torch": _cross_entropy_and_backward}, compile=True,
+        x_key="T", x_label="T (rows of V = 128256 logits)", dtype=torch.bfloat16,
+        copy_source=lambda args: args[0],
+        note=("Your kernel overwrites the logits with the gradient, so every timed call after the first works on "
+              "the previous gradient: the same bytes and the same arithmetic. Eager PyTorch computes in float32 "
+              "and allocates its gradient; GB/s for every kernel count the two-pass minimum (2 reads + 1 write)."),
     ),
 }
 
@@ -364,7 +389,8 @@ def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time
                     fn = _compiled(config.baselines[first_baseline])
                     fn(*args)  # compiles now, outside the timing
                 elif kernel == "copy":
-                    src, dst = expected, torch.empty_like(expected)
+                    src = config.copy_source(args) if config.copy_source else expected
+                    dst = torch.empty_like(src)
                     add(kernel, **_figures(config, shape, time_ms(lambda: dst.copy_(src)),
                                            2 * src.numel() * src.element_size(), ceiling_gbps))
                     continue

@@ -349,6 +349,41 @@ EXERCISES: tuple[Exercise, ...] = (
             "is what the H200 run must confirm before this reason cites it."
         ),
         **_files(9, "rmsnorm"),
+        number=10,
+        slug="cross_entropy",
+        title="Cross-entropy, 128k vocabulary: the gradient written into the logits",
+        function="cross_entropy",
+        hints=(
+            "One program per row, as in exercise 5: pass 1 walks the row in blocks keeping the running max m "
+            "and the rescaled sum d, so the row's log-sum-exp is lse = m + log(d); the row's loss is "
+            "lse - x_t (x_t the target's logit). Pass 2 reads the row again and stores (softmax - one_hot) / count over it: "
+            "exp(x - lse) / count everywhere, minus 1 / count at the target's column. A row whose target is "
+            "ignore_index is not read at all: store zeros over it and a row loss of 0.",
+            "Column j of the block that starts at `start` is `start + cols`: the target's logit is "
+            "`tl.sum(tl.where(start + cols == target, x, 0.0))`, added up over the blocks in pass 1, and the "
+            "-1 goes where `start + cols == target` in pass 2 (with `cols == target`, column target of every "
+            "block would match). Load the lanes past V with other=float(\"-inf\"): loaded as 0, each adds "
+            "exp(0 - m) to d. Read count with `tl.load(count_ptr)` and divide by max(count, 1). "
+            "minimum_bytes: the logits read twice and written once, each target (int64: 8 bytes, whatever "
+            "the logits' dtype) read once, the float32 loss written once.",
+            "Pass 1 per block: `x = tl.load(x_row + start + cols, mask=start + cols < n_cols, other=float(\"-inf\"))"
+            ".to(tl.float32)`; `m_new = tl.maximum(m, tl.max(x, axis=0))`; `m_ref = tl.where(m_new == "
+            "float(\"-inf\"), 0.0, m_new)`; `d = d * tl.exp(m - m_ref) + tl.sum(tl.exp(x - m_ref), axis=0)`; "
+            "`m = m_new`. Then `lse = m + tl.log(d)`. Pass 2: `p = tl.exp(x - lse)`; `grad = tl.where(start + "
+            "cols == target, p - 1.0, p) * inv_count`; store `grad.to(logits_ptr.dtype.element_ty)` with the "
+            "mask. Finally `tl.store(row_loss_ptr + row, (lse - x_target) * inv_count)`. minimum_bytes returns "
+            "`3 * T * V * element_size + 8 * T + 4`.",
+        ),
+        floor=0.70,
+        floor_reason=(
+            "Credited by the algorithm's byte count, 3·T·V·element_size + 8·T + 4 (the logits read twice and "
+            "written once), at T = 8192, V = 128256 bf16 (docs/measurements/h200-ex10-cross-entropy.json, "
+            "python -m grader.benchmarks.ex10_cross_entropy, records the solution and its peers in turns). "
+            "A kernel that reads each row three times (a max pass, a sum pass, then the gradient) moves 4/3 of "
+            "those bytes and cannot pass 75%; 0.70 asks for the two-pass online algorithm with blocks large "
+            "enough to keep the memory busy, and leaves a learner's card and block size a margin."
+        ),
+        **_files(10, "cross_entropy"),
     ),
 )
 

@@ -19,6 +19,12 @@ process that decides verdicts and never imports learner code. Its tests make inp
 lesson; `measure_bandwidth` is the GPU-only performance check, timed by the judge's clock
 (`grader.timing`).
 
+An input the function is meant to overwrite (exercise 10 writes the gradient into ``logits``) is
+named in ``run_case(..., inplace={"logits": expected})``: every element of its view must then be
+overwritten with ``expected`` (float64, or a callable that checks the view), and its guards and
+row gaps must still stay untouched. `peak_memory` measures what one call allocates (the CUDA
+allocator's peak on a GPU, the sum of the tensors it allocates in the interpreter).
+
 A spec's function arguments may also be plain callables of the judge's own (the course's tests
 of this module do that): they are called in this process under the same watch.
 """
@@ -150,9 +156,10 @@ def _where(regions: dict[str, int], name: str) -> str:
     for g in guarded_inputs:
         regions = g.outside_writes()
         if regions:
-            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only"
-                               if g.name not in inplace else f"your kernel wrote {_where(regions, g.name)}",
-                               kind="masking")
+            if g.name in inplace:
+                raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: only the elements of `{g.name}` "
+                                   "itself may be overwritten (is the store's mask missing or wrong?)", kind="masking")
+            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only", kind="masking")
         inside = g.inside_writes()
         if inside and g.name not in inplace:
             raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input "
@@ -161,33 +168,52 @@ def _where(regions: dict[str, int], name: str) -> str:
 
 
 def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
-                   first: torch.Tensor) -> tuple[str, str] | None:
+                   first: Any, originals: dict[str, torch.Tensor] | None = None) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
     rows, past its end, before its start): if the answer moves, the kernel reads there.
+
     ``first`` is the first call's result: a tensor, or a tuple of them (every one is compared).
+    ``originals`` holds the values of the inputs the function overwrites (``inplace``): each rerun
+    starts from them, and what the rerun writes there counts as part of the answer.
     Returns (input name, region) or None."""
+    originals = originals or {}
+    written = {g.name: g for g in guarded_inputs if g.name in originals}
     baseline = [guards.bits_view(t.detach()).clone() for t in _result_tensors(first)]
-    for g in guarded_inputs:
-        if not g.buffer.dtype.is_floating_point:
-            continue
-        for region, where in guards.outside_regions(g).items():
-            if not bool(where.any()):
+    baseline_written = {name: guards.bits_view(g.view).clone() for name, g in written.items()}
+
+    def moved(again) -> bool:
+        outputs = _result_tensors(again)
+        if len(outputs) != len(baseline) or any(o.shape != b.shape for o, b in zip(outputs, baseline)):
+            return False
+        if any(bool((guards.bits_view(o.detach()) != b).any()) for o, b in zip(outputs, baseline)):
+            return True
+        return any(bool((guards.bits_view(g.view) != baseline_written[name]).any()) for name, g in written.items())
+
+    try:
+        for g in guarded_inputs:
+            if not g.buffer.dtype.is_floating_point:
                 continue
-            saved = g.buffer.clone()
-            try:
-                guards.refill_input_guard(g, 0.5, where)
+            for region, where in guards.outside_regions(g).items():
+                if not bool(where.any()):
+                    continue
+                saved = g.buffer.clone()
                 try:
-                    again = _call(fn, args, kwargs).result
-                except GradeFailure:
-                    return None
-                outputs = _result_tensors(again)
-                if len(outputs) == len(baseline) and all(o.shape == b.shape for o, b in zip(outputs, baseline)):
-                    if any(bool((guards.bits_view(o.detach()) != b).any()) for o, b in zip(outputs, baseline)):
+                    for name, w in written.items():
+                        w.view.copy_(originals[name])
+                    guards.refill_input_guard(g, 0.5, where)
+                    try:
+                        again = _call(fn, args, kwargs).result
+                    except GradeFailure:
+                        return None
+                    if moved(again):
                         return g.name, region
-            finally:
-                g.buffer.copy_(saved)
-                g.snapshot = guards.bits_view(g.buffer).clone()
-    return None
+                finally:
+                    g.buffer.copy_(saved)
+                    g.snapshot = guards.bits_view(g.buffer).clone()
+        return None
+    finally:  # the views again hold what the graded call wrote
+        for name, g in written.items():
+            guards.bits_view(g.view).copy_(baseline_written[name])
 
 
 _READ_WORDS = {
@@ -226,48 +252,143 @@ def guard_all(fn: Callable, inputs: dict[str, Any], kwargs: dict | None
 def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Callable[[Any], None], *,
              out_name: str | tuple[str, ...] = "out", dtype: torch.dtype | None = None,
              tolerance: Tolerance | None = None, kwargs: dict | None = None, allow_fill: bool = False,
-             max_launches: int | None = None, inplace: tuple[str, ...] = ()) -> CaseReport:
+             max_launches: int | None = None,
+             inplace: dict[str, torch.Tensor | Callable[[torch.Tensor], None]] | None = None) -> CaseReport:
     """Call ``fn(*inputs.values(), **kwargs)`` with guarded inputs and check everything.
 
     ``expected`` is the float64 reference, or a callable that checks the result itself (raising
     GradeFailure). Tensors in ``inputs`` are copied into guarded buffers keeping their strides.
-    ``inplace`` names inputs the contract lets the function overwrite (their guards are still checked).
     A function that returns several tensors (a tuple) is checked by a callable ``expected``;
     ``out_name`` then names them in order (``("y", "rstd")``) for the messages about writes.
+
+    ``inplace`` names the inputs the function must overwrite, each with what it must hold after
+    the call: a float64 tensor (`expect_overwritten`: every element written, then compared with the
+    view's dtype tolerance) or a callable that checks the view itself (and may call
+    `expect_overwritten`). Writes inside such an input are then expected, not reported; writes into
+    its guards or row gaps fail as for any input. The result is checked first, then each in-place
+    input.
     """
+    inplace = inplace or {}
+    unknown = set(inplace) - set(inputs) - set(kwargs or {})
+    if unknown:
+        raise ValueError(f"inplace names tensors that are not inputs: {sorted(unknown)}")
     args, kwargs, guarded_inputs, _ = guard_all(fn, inputs, kwargs)
+    originals = {g.name: g.view.clone() for g in guarded_inputs if g.name in inplace}
     outcome = _call(fn, args, kwargs)
     result = outcome.result
     returned = check_outcome(outcome, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
-                             max_launches=max_launches, inplace=inplace)
+                             max_launches=max_launches, inplace=tuple(inplace))
     try:
         if callable(expected):
             expected(result)
         else:
-            expect_close(result, expected, name=out_name, dtype=dtype, tolerance=tolerance,
-                         poisoned=returned is not None)
+            expect_close(result, expected, name=out_name if isinstance(out_name, str) else out_name[0],
+                         dtype=dtype, tolerance=tolerance, poisoned=returned is not None)
+        for g in guarded_inputs:
+            if g.name in inplace:
+                want = inplace[g.name]
+                if callable(want):
+                    want(g.view)
+                else:
+                    expect_overwritten(g.name, g.view, originals[g.name], want)
     except GradeFailure as failure:
         if mode_of(fn) == "interpreter" and getattr(result, "dtype", None) == torch.bfloat16 \
                 and "tolerance" in str(failure) and not bf16_trustworthy(fn):
             # Only where the bf16 fix could not be installed (an interpreter it does not know).
             failure = GradeFailure(f"{failure}. Note: {interpreter_fixes.BF16_ON_GPU_ONLY}: a GPU decides",
                                    kind=failure.kind)
-        culprit = _reads_outside(fn, args, kwargs, guarded_inputs, result) if _result_tensors(result) else None
+        culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals)
+                   if _result_tensors(result) else None)
         if culprit:
             name, region = culprit
             raise GradeFailure(
                 _READ_WORDS[region].format(name=name) + f": your answer changes when the memory there "
                 f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}",
-                kind="masking",
+                kind="masking"
             ) from None
         raise failure from None
     named = {g.name: g.view for g in guarded_inputs}
     return CaseReport(result, outcome.launches, named)
 
 
+def expect_overwritten(name: str, view: torch.Tensor, original: torch.Tensor, expected: torch.Tensor, *,
+                       tolerance: Tolerance | None = None) -> None:
+    """An input the function must overwrite, after the call: every element written, then close to the
+    float64 ``expected`` (the view's dtype tolerance unless ``tolerance``).
+
+    An element whose bits are those it was handed over with is "left unchanged", unless its input
+    value would pass as the answer there (a gradient of -1/3 lands on a logit of -0.332 in bfloat16 now
+    and then): then nobody can tell, and the comparison decides.
+    """
+    unchanged = (guards.bits_view(view) == guards.bits_view(original)).reshape(-1).cpu()
+    if bool(unchanged.any()):
+        from grader.compare import DEFAULT_TOLERANCES
+
+        want = expected.reshape(-1).double().cpu()
+        held = original.reshape(-1).double().cpu()
+        tol = tolerance or DEFAULT_TOLERANCES.get(view.dtype, DEFAULT_TOLERANCES[torch.float32])
+        finite = torch.isfinite(want)
+        scale = (float(want[finite].abs().max()) if bool(finite.any()) else 1.0) or 1.0
+        passes = (held - want).abs() <= tol.rtol * want.abs() + tol.atol * scale
+        unchanged &= ~(passes | (want == held) | (torch.isnan(want) & torch.isnan(held)))
+    total = unchanged.numel()
+    if total and bool(unchanged.all()):
+        raise GradeFailure(
+            f"`{name}` is exactly as it was handed over: your function must write its answer into `{name}` "
+            f"itself (all {total} elements), not into a new tensor")
+    if bool(unchanged.any()):
+        from grader.compare import _index
+
+        positions = unchanged.nonzero().flatten()
+        shape = tuple(view.shape)
+        shown = ", ".join(f"{name}{_index(p, shape)}" for p in positions[:3].tolist())
+        more = positions.numel() - 3
+        raise GradeFailure(
+            f"left {positions.numel()} of {total} elements of `{name}` unchanged: {shown}"
+            f"{f' and {more} more' if more > 0 else ''} still hold their input value, and every element must be "
+            "overwritten (is the grid too small, or a mask too strict?)")
+    expect_close(view, expected, name=name, dtype=view.dtype, tolerance=tolerance, poisoned=False)
+
+
+@dataclass
+class MemoryReport:
+    """What one call allocated beyond its inputs."""
+
+    #: Bytes: the CUDA allocator's peak during the call above what was allocated before it (GPU), or
+    #: the sum of the sizes of the tensors the call allocated (interpreter: an upper bound of the peak).
+    peak_bytes: int
+    #: "cuda allocator peak" or "sum of allocations".
+    how: str
+    #: (shape, dtype name, bytes) of each tensor the call allocated (interpreter only; empty on a GPU).
+    allocations: list[tuple[tuple[int, ...], str, int]]
+    result: Any
+
+
+def peak_memory(fn: Callable, inputs: dict[str, Any], *, kwargs: dict | None = None) -> MemoryReport:
+    """Call ``fn(*inputs.values(), **kwargs)`` once and measure the memory the call allocates.
+
+    On a GPU the function is called once first (compiling and autotuning allocate too), then again
+    under the allocator's watch in the learner's process: ``torch.cuda.max_memory_allocated()``
+    during the call minus what was allocated before it (the inputs, copied there first, do not
+    count). In the interpreter, the tensors the call allocates are intercepted and their sizes added
+    up. The call's answer is returned unchecked.
+    """
+    args, extra = list(inputs.values()), dict(kwargs or {})
+    if mode_of(fn) == "gpu" and isinstance(fn, LearnerFunction):
+        fn(*args, **extra)
+        outcome = fn.process.call(fn.__name__, args, extra, memory=True)
+        return MemoryReport(int((outcome.memory or {}).get("peak_bytes", 0)), "cuda allocator peak", [],
+                            outcome.result)
+    outcome = _call(fn, args, extra)
+    allocations = [(tuple(g.view.shape), dtype_name(g.view.dtype), g.view.numel() * g.view.element_size())
+                   for g in outcome.outputs]
+    return MemoryReport(sum(size for _, _, size in allocations), "sum of allocations", allocations, outcome.result)
+
+
 def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
                    max_passes: dict[str, float] | None = None, max_ratio: float | None = None,
-                   kwargs: dict | None = None, lesson: str = "", no_atomics: str | None = None) -> dict:
+                   kwargs: dict | None = None, lesson: str = "", no_atomics: str | None = None,
+                   writable: tuple[str, ...] = ()) -> dict:
     """Interpreter only: count the bytes the learner's kernel moves and hold them to the lesson.
 
     Every tensor in ``inputs`` and every output the learner allocates is watched (`grader.traffic`, in the learner's process):
@@ -301,7 +422,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         counted = traffic.TrafficSummary.from_dict(counter.as_dict())
     if not counted.available:
         pytest.skip(counted.reason)
-    check_outcome(outcome, guarded_inputs, out_name="out", allow_fill=True, max_launches=None)
+    check_outcome(outcome, guarded_inputs, out_name="out", allow_fill=True, max_launches=None, inplace=tuple(writable))
 
     moved = counted.total_loaded + counted.total_stored
     ratio = moved / minimum_bytes if minimum_bytes else float("inf")
@@ -356,7 +477,9 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
 def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[list, dict]], *, nbytes: int,
                       floor: float, verify: Callable[[torch.Tensor, list, dict], None], label: str = "",
                       output_like: Callable[[list, dict], torch.Tensor] | None = None,
-                      lines: Callable[[PerformanceRecord], list[str]] | None = None) -> PerformanceRecord:
+                      lines: Callable[[PerformanceRecord], list[str]] | None = None,
+                      least_hbm_bytes: int | None = None,
+                      snapshot: Callable[[list, dict], Any] | None = None) -> PerformanceRecord:
     """GPU only: time the learner's function by the judge's clock (`grader.timing`) and turn it
     into GB/s and a fraction of this GPU's ceiling.
 
@@ -364,8 +487,14 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
     several and refills them for every round); ``verify(out, args, kwargs)`` checks an output in
     full; ``nbytes`` is the exercise's *minimum* byte model for one call (each input read once,
     each output written once); ``output_like(args, kwargs)`` gives the output's shape and dtype
-    (default: like the first argument). Records the result on the check and raises GradeFailure
+    (default: like the first argument); ``snapshot`` is for functions that overwrite their inputs
+    (`grader.timing.time_learner`). Records the result on the check and raises GradeFailure
     when the fraction is under the floor or impossibly high.
+
+    ``least_hbm_bytes``: for an algorithm that reads its input more than once, the bytes the memory
+    must move even when the L2 cache serves every re-read (exercise 10 reads each 250 KiB row twice;
+    the second read can hit the 60 MB L2 of an H200). A fraction above 100% by ``nbytes`` is then
+    a cache hit, not a measurement error, as long as ``least_hbm_bytes`` stays under the ceiling.
     """
     from grader import perf, timing
 
@@ -375,11 +504,19 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
     like = output_like(args, kwargs) if output_like else args[0]
     like = torch.empty(like.shape, dtype=like.dtype, device="cuda")
     del args, kwargs
-    timed = timing.time_learner(fn, make_set, verify, output_like=like)
+    timed = timing.time_learner(fn, make_set, verify, output_like=like, snapshot=snapshot)
     ceiling, cached = perf.measure_ceiling()
     achieved = perf.gbps(nbytes, timed.ms)
     fraction = achieved / ceiling.ceiling_gbps
     passed, verdict = perf.fraction_verdict(fraction, floor)
+    least_fraction = None
+    if least_hbm_bytes is not None:
+        least_fraction = perf.gbps(least_hbm_bytes, timed.ms) / ceiling.ceiling_gbps
+        if fraction > perf.MEASUREMENT_ERROR_FRACTION and least_fraction <= perf.MEASUREMENT_ERROR_FRACTION:
+            passed = fraction >= floor
+            verdict = (f"{fraction:.0%} of the ceiling by the algorithm's byte count, more than the memory "
+                       f"delivers: the L2 cache served part of the re-reads ({least_fraction:.0%} by the "
+                       f"{least_hbm_bytes:,} bytes the memory must move at least; floor {floor:.0%})")
     info = perf.gpu_info()
     spec = perf.spec_peak_gbps()
     launches = fn.last.launches if isinstance(fn, LearnerFunction) and fn.last else []
@@ -391,6 +528,8 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
         ms_runs=[round(t, 5) for t in timed.rounds_ms], bytes=nbytes, input=label, gpu=info.name,
         driver=info.driver, l2_bytes=info.l2_bytes, launches=len(launches) or None, ceiling_cached=cached,
         timing=timed.to_json())
+    if least_fraction is not None:
+        record.details.update(least_hbm_bytes=least_hbm_bytes, least_fraction=round(least_fraction, 4))
     if timed.dobench_ms:
         record.lines.append(f"cross-check: triton.testing.do_bench in your process measured {timed.dobench_ms * 1000:.1f} µs "
                             f"per call ({perf.gbps(nbytes, timed.dobench_ms):.0f} GB/s); the verdict uses the "
@@ -411,5 +550,6 @@ def require(condition: bool, message: str) -> None:
         raise GradeFailure(message)
 
 
-__all__ = ["FLOAT_DTYPES", "GradeFailure", "Tolerance", "check_outcome", "dtype_id", "expect_traffic",
-           "guard_all", "measure_bandwidth", "randn", "record_of", "require", "run_case", "with_row_stride"]
+__all__ = ["FLOAT_DTYPES", "GradeFailure", "MemoryReport", "Tolerance", "check_outcome", "dtype_id",
+           "expect_overwritten", "expect_traffic", "guard_all", "measure_bandwidth", "peak_memory", "randn",
+           "record_of", "require", "run_case", "with_row_stride"]

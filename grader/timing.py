@@ -30,7 +30,7 @@ import pickle
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
@@ -104,13 +104,15 @@ def _probe(slot: torch.Tensor, generator: torch.Generator) -> bool:
     return bool(guards.is_poison(flat[index]).any())
 
 
-def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, dict], None], *,
+def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
                  output_like: torch.Tensor, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0,
-                 timeout: float = 120.0) -> Timing:
+                 timeout: float = 120.0, snapshot: Callable[[list, dict], Any] | None = None) -> Timing:
     """Time the learner function ``fn`` (a `grader.learner_process.LearnerFunction`) by the judge's
     clock. ``make_set(generator)`` returns one input set ``(args, kwargs)`` on the GPU;
     ``verify(out, args, kwargs)`` raises GradeFailure when an output is wrong; ``output_like`` is
-    the shape and dtype of the (first) output."""
+    the shape and dtype of the (first) output. For a function that overwrites its inputs (exercise 10
+    writes its gradient into the logits), ``snapshot(args, kwargs)`` is taken from every set before
+    the clock starts, and ``verify(out, args, kwargs, state)`` receives it."""
     process = fn.process
     process.ready()
     twin = getattr(process, "twin", None)
@@ -134,10 +136,13 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
     raw: list[float] = []
     twin_rounds: list[float] = []
     copied = False
+    states: list = [None] * sets
 
     def one_round(target, message) -> tuple[float, dict]:
-        for args, kwargs in inputs:
+        for i, (args, kwargs) in enumerate(inputs):
             _refill(args, kwargs, make_set, generator)
+            if snapshot is not None and not message.get("twin"):
+                states[i] = snapshot(args, kwargs)
         for slot in slots:
             guards.fill_poison(slot)
         torch.cuda.synchronize()
@@ -158,8 +163,11 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[[torch.Tensor, list, di
                     "your process said it was done, parts of `out` still held the grader's poison. Is the work "
                     "on another CUDA stream, or in a thread, that nobody waits for?")
             torch.cuda.synchronize()
-            for (args, kwargs), slot in zip(inputs, slots):
-                verify(slot, args, kwargs)
+            for (args, kwargs), slot, state in zip(inputs, slots, states):
+                if snapshot is not None:
+                    verify(slot, args, kwargs, state)
+                else:
+                    verify(slot, args, kwargs)
             copied = copied or any(bool(c) for c in reply.get("copied") or [])
             if round_:
                 raw.append(elapsed * 1000)

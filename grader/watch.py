@@ -45,6 +45,12 @@ _FILLS = {aten.fill_.Scalar, aten.fill_.Tensor, aten.zero_.default, aten.zeros.d
           aten.ones.default, aten.ones_like.default, aten.new_zeros.default,
           aten.new_full.default, aten.new_ones.default}
 
+#: Fills that make a new tensor (``torch.zeros((), ...)`` for an atomic accumulator): not poisoned (their
+#: values matter), but announced to ``on_allocate`` like any allocation, so the traffic counter watches them.
+_CREATING_FILLS = {aten.zeros.default, aten.zeros_like.default, aten.full.default, aten.full_like.default,
+                   aten.ones.default, aten.ones_like.default, aten.new_zeros.default, aten.new_full.default,
+                   aten.new_ones.default}
+
 # Ops that only describe memory differently: no data moves.
 _VIEWS = {
     aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.as_strided.default,
@@ -309,6 +315,8 @@ class _Recorder(TorchDispatchMode):
             return result
         if func in _FILLS or packet in {aten.fill_, aten.zero_, aten.zeros_like, aten.full}:
             self.watch.result.fills.append(op_name(func))
+            if func in _CREATING_FILLS and isinstance(result, torch.Tensor):
+                self.watch.created(result)
         else:
             self.watch.result.computed.append(op_name(func))
         return result
@@ -348,6 +356,14 @@ class Watch:
         if self.on_allocate is not None:
             self.on_allocate(name, guarded.view)
         return guarded.view
+
+    def created(self, tensor: torch.Tensor) -> None:
+        """A tensor made by a fill: named and announced to ``on_allocate`` like an allocation."""
+        if not self.intercept_allocations or tensor.numel() == 0:
+            return
+        self._counter += 1
+        if self.on_allocate is not None:
+            self.on_allocate("out" if self._counter == 1 else f"allocation #{self._counter}", tensor)
 
     def _wrap(self, owner: type) -> None:
         original = owner.__dict__["run"]

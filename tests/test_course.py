@@ -40,6 +40,11 @@ EXPECTED_TRAFFIC = {
     # one float32 per row; every program reads the weight (13 times: from L2 on a GPU).
     9: {"x": (13 * 781 * F32, 0), "weight": (13 * 781 * F32, 0), "out": (0, 13 * 781 * F32),
         "allocation #2": (0, 13 * F32)},
+    # 4 x (3 * 8192 + 5), no row ignored: the logits read twice and overwritten once with the gradient;
+    # the targets read by the count kernel and the main kernel; the loss ("out") written once; the row
+    # losses (allocation #2) written and summed; the count (allocation #3) written once, read by each row.
+    10: {"logits": (2 * 4 * 24581 * F32, 4 * 24581 * F32), "target": (2 * 4 * 8, 0), "out": (0, F32),
+         "allocation #2": (4 * F32, 4 * F32), "allocation #3": (4 * F32, F32)},
 }
 
 

@@ -70,6 +70,7 @@ CORE_PLOTS = (
     "bias_gelu_fusion.svg",
     "attention_vs_sdpa.svg",
     "roofline.svg",
+    "cross_entropy_memory.svg",
 )
 
 #: One colour per implementation, the same in every figure.
@@ -293,6 +294,10 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
         rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"
                 and r.get("dtype", "fp32") == "fp32"]  # one shape family: fp32
         rows = [r for r in _graded_rows(source.data["rows"]) if _kernel_key(r.get("kernel", "")) == "solution"]
+        # One shape family per exercise: exercise 10's file also has a repeat of the solution
+        # ("solution_again") and an fp32 part, which would join points of another family.
+        rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"
+                and r.get("kernel") != "solution_again" and r.get("part") in (None, "by_T")]
         pts = sorted((b_, float(r["gbps"])) for r in rows if (b_ := _rows_bytes(r)) and r.get("gbps"))
         if pts:
             sources.append(source)
@@ -594,6 +599,57 @@ def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
     ax.set_ylabel("attainable TFLOP/s")
     ax.set_title("Roofline of the measured H200: where each kernel sits")
     _save(fig, out, "roofline.svg", sources, written)
+
+
+#: Exercise 10's implementations, in the order of the legend.
+CROSS_ENTROPY = (
+    ("eager_fp32", "eager, logits.float() then F.cross_entropy", "#1f77b4", "s"),
+    ("eager", "eager, F.cross_entropy on bf16", "#9e9e9e", "v"),
+    ("compile", "torch.compile (logits.float())", "#ff7f0e", "D"),
+    ("liger", "Liger-Kernel (gradient into the logits)", "#9467bd", "^"),
+    ("solution", "exercise 10's solution (gradient into the logits)", "#2ca02c", "o"),
+)
+
+
+def plot_cross_entropy_memory(m: Measurements, out: Path, written: dict) -> None:
+    """Exercise 10: memory allocated beyond the logits, and time, against T (V = 128256, bf16)."""
+    source = m.exercises.get(10)
+    rows = [r for r in source.data["rows"] if r.get("part") == "by_T" and not r.get("error")] if source else []
+    fig, (ax_mem, ax_ms) = plt.subplots(1, 2, figsize=(10, 4))
+    if not rows:
+        for ax in (ax_mem, ax_ms):
+            ax.text(0.5, 0.5, "not measured yet:\npython -m grader.benchmarks.ex10_cross_entropy", ha="center",
+                    va="center", transform=ax.transAxes, fontsize=9, color="#555555")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle("Cross-entropy over V = 128256, bf16: memory and time against T")
+        _save(fig, out, "cross_entropy_memory.svg", [], written)
+        return
+    vocabulary = rows[0].get("V")
+    for kernel, label, colour, marker in CROSS_ENTROPY:
+        series = sorted((r["T"], r) for r in rows if r.get("kernel") == kernel)
+        mem = [(t, r["peak_extra_bytes"] / 2**30) for t, r in series if r.get("peak_extra_bytes") is not None]
+        ms = [(t, r["ms"]) for t, r in series if r.get("ms") is not None]
+        if mem:
+            ax_mem.plot(*zip(*mem), marker=marker, color=colour, label=label)
+        if ms:
+            ax_ms.plot(*zip(*ms), marker=marker, color=colour, label=label)
+    logits = sorted({(r["T"], r["T"] * r["V"] * 2 / 2**30) for r in rows if r.get("V")})
+    if logits:
+        ax_mem.plot(*zip(*logits), color="#222222", ls=":", lw=1, label="the logits themselves (bf16)")
+    for ax, ylabel in ((ax_mem, "GiB allocated beyond the logits (peak, one call)"), (ax_ms, "ms per call")):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel(f"T (rows of V = {vocabulary} logits)")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+    ax_mem.set_title("memory: loss and gradient, one call", fontsize=10)
+    ax_ms.set_title("time: forward and backward, timed in turns", fontsize=10)
+    handles, labels = ax_mem.get_legend_handles_labels()
+    fig.tight_layout()
+    fig.legend(handles, labels, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.suptitle(f"Cross-entropy over V = {vocabulary}, bf16, on {source.gpu}")
+    _save(fig, out, "cross_entropy_memory.svg", [source], written)
 
 
 def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None:
@@ -953,6 +1009,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_decode_targets(measurements, args.out, written)
     plot_decode_sweep(measurements, args.out, written)
     plot_decode_step(measurements, args.out, written)
+    plot_cross_entropy_memory(measurements, args.out, written)
     for number, source in sorted(measurements.exercises.items()):
         if number in DEDICATED:
             continue
