@@ -308,6 +308,8 @@ EXERCISES: tuple[Exercise, ...] = (
             "(docs/measurements/h200-decode-anchor-2026-12-01.json)."
         ),
         **_files(8, "decode"),
+    ),
+    Exercise(
         number=9,
         slug="rmsnorm",
         title="RMSNorm: a forward and backward pair",
@@ -349,6 +351,8 @@ EXERCISES: tuple[Exercise, ...] = (
             "is what the H200 run must confirm before this reason cites it."
         ),
         **_files(9, "rmsnorm"),
+    ),
+    Exercise(
         number=10,
         slug="cross_entropy",
         title="Cross-entropy, 128k vocabulary: the gradient written into the logits",
