@@ -121,6 +121,38 @@ def _where(regions: dict[str, int], name: str) -> str:
     return ", ".join(f"{count} element{'s' if count != 1 else ''} {words[region]}" for region, count in regions.items())
 
 
+def _result_tensors(result: Any) -> list[torch.Tensor]:
+    """The tensors a learner's function returned: one tensor, or those in a tuple or list."""
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [item for item in result if isinstance(item, torch.Tensor)]
+    return []
+
+
+def _output_names(outcome, result: Any, out_name: str | tuple[str, ...]) -> dict[int, str]:
+    """Names of the intercepted allocations the function returned, by the allocation's id: ``out_name``
+    for one tensor, or the names in ``out_name`` for the items of a returned tuple, in order."""
+    if isinstance(out_name, str):
+        returned = outcome.output_for(result)
+        return {id(returned): out_name} if returned is not None else {}
+    names: dict[int, str] = {}
+    if isinstance(result, (tuple, list)):
+        for name, item in zip(out_name, result):
+            allocation = outcome.output_for(item)
+            if allocation is not None:
+                names.setdefault(id(allocation), name)
+    return names
+
+
+def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor], *,
+                  out_name: str | tuple[str, ...] = "out", allow_fill: bool = False,
+                  max_launches: int | None = None, inplace: tuple[str, ...] = ()) -> guards.GuardedTensor | None:
+    """What every call must satisfy: a Triton launch, no torch compute or fill, nothing written
+    outside the outputs or into the inputs (except the inputs named in ``inplace``, which the
+    contract lets the learner overwrite, but never their guards). ``out_name`` names the returned
+    tensor, or the items of a returned tuple in order (``("y", "rstd")``). Returns the allocation
+    the (first) returned tensor views, if any."""
     if not outcome.launches:
         raise GradeFailure(
             "your function returned without launching a Triton kernel: call your kernel with "
