@@ -199,6 +199,17 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
     return returned
 
 
+def _on_device(value: Any, device: torch.device) -> Any:
+    """``value`` with its tensors copied to ``device`` (unchanged when they are there already)."""
+    if isinstance(value, torch.Tensor):
+        return value if value.device == device else value.to(device)
+    if isinstance(value, tuple):
+        return tuple(_on_device(v, device) for v in value)
+    if isinstance(value, list):
+        return [_on_device(v, device) for v in value]
+    return value
+
+
 def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
                    first: Any, originals: dict[str, torch.Tensor] | None = None) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
@@ -310,9 +321,13 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
     result = outcome.result
     returned = check_outcome(outcome, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
                              max_launches=max_launches, inplace=tuple(inplace))
+    device = next((v.device for v in list(inputs.values()) + list((kwargs or {}).values())
+                   if isinstance(v, torch.Tensor)), torch.device("cpu"))
     try:
         if callable(expected):
-            expected(result)
+            # On the device the inputs were made on, as the spec's reference is: the learner's outputs
+            # come back through host memory (the whole guarded buffers, checked above).
+            expected(_on_device(result, device))
         else:
             expect_close(result, expected, name=out_name if isinstance(out_name, str) else out_name[0],
                          dtype=dtype, tolerance=tolerance, poisoned=returned is not None)
@@ -320,7 +335,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             if g.name in inplace:
                 want = inplace[g.name]
                 if callable(want):
-                    want(g.view)
+                    want(_on_device(g.view, device))
                 else:
                     expect_overwritten(g.name, g.view, originals[g.name], want)
     except GradeFailure as failure:
