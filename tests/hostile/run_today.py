@@ -494,8 +494,9 @@ def versions(args) -> str:
 def write_table(outcomes: list[Outcome], path: Path, args, started: str, seconds: float) -> None:
     mode = "GPU" if args.gpu else "Triton's interpreter (`--interpreter`)"
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=30).stdout.strip()
+        # The last commit that changed grader/ (the files graded here are committed later than that).
+        commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h", "--", "grader"],
+                                capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         commit = "unknown"
     defeated = sum(o.defeated for o in outcomes)
@@ -503,7 +504,7 @@ def write_table(outcomes: list[Outcome], path: Path, args, started: str, seconds
         "# What today's grader does with the hostile files",
         "",
         f"Written by `tests/hostile/run_today.py` on {started} ({seconds / 60:.0f} minutes): {defeated} of "
-        f"{len(outcomes)} files defeat the grader of commit {commit}. {mode}; {versions(args)}; "
+        f"{len(outcomes)} files defeat the grader as of commit {commit} (its last change). {mode}; {versions(args)}; "
         f"{platform.machine()}, {os.cpu_count()} cores (shared with other jobs: the seconds are not benchmarks). "
         f"Each exercise file: `grade exercise N --from FILE --interpreter --json --timeout {CHECK_TIMEOUT} "
         f"--seed {SEED}` in a scratch copy of the grader; each batch file: `grade batch` of its class folder "
