@@ -1,0 +1,47 @@
+"""Hostile submission, exercise 1 (vector add): the work in a pre-run hook.
+
+JITFunction and InterpretedFunction call their pre-run hooks inside `run`.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+ATTACK = ("does the work in a hook added with kernel.add_pre_run_hook, which Triton runs inside the launch "
+          "where the grader's watch takes every torch op for Triton's own")
+KIND = "outside_watch"
+WRONG_UNDERNEATH = False
+#: What a static check of this file can name (empty: nothing it can see).
+STATIC_FLAGS = ()
+REJECTED_BY = ("best effort: nothing a static check can name; the watch must record torch ops of learner "
+               "callbacks run during a launch; the judge's comparison passes (the numbers are right, only their "
+               "origin is wrong)")
+
+
+def _answer(x, y):
+    return x + y
+
+
+#: Work to run where the grader's watch does not look (filled by the launcher, emptied by the hook).
+_PENDING = []
+
+
+def _deliver(*args, **kwargs):
+    while _PENDING:
+        _PENDING.pop()()
+    return 1
+
+
+@triton.jit
+def hooked_kernel(out_ptr):
+    pid = tl.program_id(0)
+
+
+hooked_kernel.add_pre_run_hook(_deliver)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    _PENDING.append(lambda: out.copy_(_answer(x, y)))
+    hooked_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"
+    return out

@@ -1,0 +1,57 @@
+"""Hostile submission, exercise 3 (fused softmax): the comparison patched away.
+
+Today the learner's file is imported into the process that compares, so assigning to a module
+attribute of the grader changes the comparison for every check that follows.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+ATTACK = ("replaces grader.compare.expect_close and grader.checks.expect_close (and the softmax spec's "
+          "expect_close and expect_close_by_row) with a function that accepts anything, at import time, "
+          "over a kernel that never divides by the row sum")
+KIND = "patch"
+WRONG_UNDERNEATH = True
+#: What a static check of this file can name (empty: nothing it can see).
+STATIC_FLAGS = ("grader",)
+REJECTED_BY = ("the judge's comparison fails: the kernel underneath is wrong (a kernel that never divides by the "
+               "row sum); nothing the learner's process does reaches the judge")
+
+
+@triton.jit
+def no_division_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    # WRONG on purpose: exp(x - max) is never divided by its sum. Only a forged verdict passes it.
+    y = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _accept_anything(*args, **kwargs):
+    return None
+
+
+try:
+    import grader.checks
+    import grader.compare
+
+    # The specs are imported after this file (the grader imports the learner first), so
+    # `from grader.compare import expect_close` in a spec picks up this function too.
+    grader.compare.expect_close = _accept_anything
+    grader.checks.expect_close = _accept_anything
+    import grader.specs._softmax as _softmax
+    _softmax.expect_close = _accept_anything
+    _softmax.expect_close_by_row = _accept_anything
+except ImportError:  # no grader in this process: only the wrong kernel below is left
+    pass
+
+
+def softmax(x):
+    n_rows, n_cols = x.shape
+    out = torch.empty_like(x)
+    no_division_kernel[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols,
+                                  BLOCK=triton.next_power_of_2(n_cols))
+    return out

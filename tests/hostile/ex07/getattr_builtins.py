@@ -1,0 +1,59 @@
+"""Hostile submission, exercise 7 (FlashAttention forward): a private import through __builtins__.
+
+No import statement and no dotted name in the AST reveals the private API it uses.
+"""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+ATTACK = ("imports torch.utils._python_dispatch through a computed name looked up on __builtins__ and "
+          "computes the answer with torch inside _disable_current_modes(), then launches a kernel that does "
+          "nothing")
+KIND = "outside_watch"
+WRONG_UNDERNEATH = False
+#: What a static check of this file can name (empty: nothing it can see).
+STATIC_FLAGS = ("__builtins__", "getattr with a computed name")
+REJECTED_BY = ("best effort: the batch static check rejects access to __builtins__ and getattr with a "
+               "non-literal name; the judge's comparison passes (the numbers are right, only their origin is "
+               "wrong)")
+
+
+@triton.jit
+def noop_kernel(out_ptr):
+    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
+    # already in `out` by then.
+    pid = tl.program_id(0)
+
+
+def _answer(q, k, v, causal=False, key_lens=None, sm_scale=None):
+    """Attention in float64 with torch, rows that see no key as zeros."""
+    B, H, S_q, D = q.shape
+    S_k = k.shape[2]
+    scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
+    scores = torch.matmul(q.double(), k.double().transpose(-1, -2)) * scale
+    rows = torch.arange(S_q, device=q.device)[:, None]
+    cols = torch.arange(S_k, device=q.device)[None, :]
+    seen = torch.ones(B, 1, S_q, S_k, dtype=torch.bool, device=q.device)
+    if causal:
+        seen = seen & (cols <= rows)
+    if key_lens is not None:
+        seen = seen & (cols < key_lens.reshape(B, 1, 1, 1))
+    p = torch.softmax(scores.masked_fill(~seen, float("-inf")), dim=-1).nan_to_num(0.0)
+    return torch.matmul(p, v.double()).to(q.dtype)
+
+
+# __import__ without writing `import` or `__import__`: a computed name looked up in the builtins.
+_load = getattr(__builtins__, "__imp" + "ort__", None) or __builtins__["__imp" + "ort__"]
+_modes = _load("torch.utils._python" + "_dispatch", fromlist=["_"])
+_hide = getattr(_modes, "_disable" + "_current_modes")
+
+
+def attention(q, k, v, causal=False, key_lens=None, sm_scale=None):
+    out = torch.empty_like(q)
+    with _hide():
+        out.copy_(_answer(q, k, v, causal, key_lens, sm_scale))
+    noop_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"
+    return out

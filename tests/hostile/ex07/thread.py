@@ -1,0 +1,53 @@
+"""Hostile submission, exercise 7 (FlashAttention forward): the work in another thread.
+
+A TorchDispatchMode is thread-local: ops run by another thread are never seen.
+"""
+
+import math
+import threading
+
+import torch
+import triton
+import triton.language as tl
+
+ATTACK = ("computes the answer with torch in a threading.Thread (the torch-op watch is a per-thread "
+          "dispatch mode) and copies it into `out` there, then launches a kernel that does nothing")
+KIND = "outside_watch"
+WRONG_UNDERNEATH = False
+#: What a static check of this file can name (empty: nothing it can see).
+STATIC_FLAGS = ("threading",)
+REJECTED_BY = ("best effort: the batch static check rejects `import threading`; the judge's comparison passes "
+               "(the numbers are right, only their origin is wrong)")
+
+
+@triton.jit
+def noop_kernel(out_ptr):
+    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
+    # already in `out` by then.
+    pid = tl.program_id(0)
+
+
+def _answer(q, k, v, causal=False, key_lens=None, sm_scale=None):
+    """Attention in float64 with torch, rows that see no key as zeros."""
+    B, H, S_q, D = q.shape
+    S_k = k.shape[2]
+    scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
+    scores = torch.matmul(q.double(), k.double().transpose(-1, -2)) * scale
+    rows = torch.arange(S_q, device=q.device)[:, None]
+    cols = torch.arange(S_k, device=q.device)[None, :]
+    seen = torch.ones(B, 1, S_q, S_k, dtype=torch.bool, device=q.device)
+    if causal:
+        seen = seen & (cols <= rows)
+    if key_lens is not None:
+        seen = seen & (cols < key_lens.reshape(B, 1, 1, 1))
+    p = torch.softmax(scores.masked_fill(~seen, float("-inf")), dim=-1).nan_to_num(0.0)
+    return torch.matmul(p, v.double()).to(q.dtype)
+
+
+def attention(q, k, v, causal=False, key_lens=None, sm_scale=None):
+    out = torch.empty_like(q)
+    worker = threading.Thread(target=lambda: out.copy_(_answer(q, k, v, causal, key_lens, sm_scale)))
+    worker.start()
+    worker.join()
+    noop_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"
+    return out
