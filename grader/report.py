@@ -90,7 +90,10 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     mode = "GPU" if run.mode == "gpu" else "Triton interpreter (no GPU)" if run.mode == "interpreter" else run.mode
     versions = ", ".join(f"{k} {v}" for k, v in run.versions.items() if v)
     console.print(Text(f"{run.learner_file}", style="dim"), soft_wrap=True)
-    console.print(Text(f"{mode} · {versions} · seed {run.seed}", style="dim"))
+    # Two short lines, not one that wraps at 80 columns mid-version.
+    console.print(Text(f"{mode} · seed {run.seed}", style="dim"))
+    if versions:
+        console.print(Text(versions, style="dim"))
     for notice in run.notices:
         console.print(Text("! " + notice, style="yellow"))
     console.print()

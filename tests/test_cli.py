@@ -103,6 +103,16 @@ def test_hints_arrive_one_tier_at_a_time(capsys):
     assert all(f"Hint {i} of {n}" in everything for i in range(1, n + 1))
 
 
+@pytest.mark.parametrize("exercise", [e for e in catalogue.EXERCISES if e.hints], ids=lambda e: f"ex{e.number:02d}")
+def test_every_hint_prints_exactly_its_source_text(capsys, exercise):
+    """Hints are code-heavy (`add_kernel[grid](x, y, out, n, ...)`): rich markup must not eat a
+    bracket. Every tier, printed, holds its catalogue text unchanged (rich's wrapping undone)."""
+    _, everything, _ = grade(capsys, "hint", str(exercise.number), "--all")
+    for i, hint in enumerate(exercise.hints, start=1):
+        assert " ".join(hint.split()) in everything, f"hint {i} of exercise {exercise.number} printed differently"
+    assert any("[" in hint for e in catalogue.EXERCISES for hint in e.hints), "no hint holds a bracket to test"
+
+
 def test_solution_is_refused_before_a_pass(capsys):
     code, out, _ = grade(capsys, "solution", "1")
     assert code == cli.EXIT_FAILED

@@ -4,10 +4,14 @@ exists that the catalogue does not name."""
 
 from __future__ import annotations
 
-import pytest
+import json
+from io import StringIO
 
-from grader import catalogue
-from tests.grading import ROOT, failure_messages, grade, pristine_stub, variant_metadata, wrong_variants
+import pytest
+from rich.console import Console
+
+from grader import catalogue, report
+from tests.grading import ROOT, WRONG, failure_messages, grade, pristine_stub, variant_metadata, wrong_variants
 
 READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]
 
@@ -94,6 +98,38 @@ def test_wrong_variant_rejected_with_its_message(number, path):
         f"{path.name}: expected a failure containing {meta['EXPECTED']!r}, got {messages[:3]}"
     )
     assert not any("Traceback" in m for m in messages)
+    lines = report_lines(run, number)
+    assert fits(lines), "\n".join(lines)
+
+
+def report_lines(run, number: int) -> list[str]:
+    """The text report as a learner's 80-column terminal shows it."""
+    console = Console(file=StringIO(), width=80, force_terminal=False, color_system=None)
+    report.render(run, catalogue.get(number), console)
+    return console.file.getvalue().rstrip("\n").split("\n")
+
+
+def fits(lines: list[str]) -> bool:
+    """At most 40 lines at 80 columns; only the lines printed whole for copying (the file's path,
+    the replay command) may run past 80 and then count as the terminal wraps them."""
+    copied = [line for line in lines if line.startswith(("Replay these", "/"))]
+    rows = sum(-(-max(len(line), 1) // 80) for line in lines)
+    return rows <= 40 and all(len(line) <= 80 for line in lines if line not in copied)
+
+
+def test_a_diagnosis_repeated_in_every_case_is_one_message():
+    """`other=0.0` on exercise 3, every check run: the same diagnosis in many cases is shown once with
+    a count, the whole report fits 40 lines of 80 columns, and the header does not wrap."""
+    run = grade(3, WRONG / "ex03" / "no_other_inf.py")
+    failed = [c for c in run.checks if c.failed]
+    assert len(failed) >= 10
+    lines = report_lines(run, 3)
+    text = "\n".join(lines)
+    assert fits(lines), text
+    assert text.count("masked lanes were loaded as 0") == 1, text
+    assert "the same in" in text and "more cases" in text and "see --json" in text
+    assert lines[0].startswith("Exercise 3 ") and lines[2].startswith("Triton interpreter (no GPU) · seed"), text
+    assert "This is not a special case" in json.dumps(report.to_json(run)), "the fully masked row names the cause"
 
 
 def test_every_exercise_file_is_in_the_catalogue():

@@ -325,6 +325,16 @@ def expect_fully_masked(x: torch.Tensor, row: int, *, grid: Callable[[], int | N
             values = out[row].detach().float().cpu()
             if not bool(torch.isnan(values).all()) and not bool(guards.is_poison(out[row].detach()).any()):
                 shown = ", ".join(f"{v:.6g}" for v in values[:3].tolist())
+                try:
+                    rest(out)
+                except GradeFailure as other_rows:
+                    # `other=0.0` gives zeros here without any special case: the padding lanes' 0 wins
+                    # the max, and every exp(-inf - 0) is 0. The other rows carry the same cause.
+                    if "masked lanes were loaded as 0" in str(other_rows):
+                        raise GradeFailure(
+                            f"row {row} of x is entirely -inf (every logit masked) and your output starts {shown} "
+                            "instead of NaN (torch.softmax's 0 / 0). This is not a special case: it has the same "
+                            f"cause as the other rows. {other_rows}") from None
                 raise GradeFailure(
                     f"row {row} of x is entirely -inf (every logit masked): its softmax is 0 / 0, and this exercise "
                     f"follows torch.softmax, which returns NaN for such a row, but your output starts {shown}. "
