@@ -111,8 +111,8 @@ def report_lines(run, number: int) -> list[str]:
 
 def fits(lines: list[str]) -> bool:
     """At most 40 lines at 80 columns; only the lines printed whole for copying (the file's path,
-    the replay command) may run past 80 and then count as the terminal wraps them."""
-    copied = [line for line in lines if line.startswith(("Replay these", "/"))]
+    the replay and `grade show` commands) may run past 80 and then count as the terminal wraps them."""
+    copied = [line for line in lines if line.startswith(("Replay these", "See what your kernel", "/"))]
     rows = sum(-(-max(len(line), 1) // 80) for line in lines)
     return rows <= 40 and all(len(line) <= 80 for line in lines if line not in copied)
 

@@ -250,7 +250,7 @@ def test_benchmark_parts_write_rows_and_files_with_a_stand_in_clock(tmp_path, mo
     from grader import mode
     from grader.benchmarks import ex10_cross_entropy as bench
 
-    mode.fix_interpreter_loop_bounds()
+    mode.prepare_interpreter()
     monkeypatch.setattr(bench, "V", 300)
     monkeypatch.setattr(bench, "ROUNDS", 2)
     state = bench.Run(device="cpu", time_ms=lambda fn: (fn(), 2.0)[1], peak=lambda impl: 1234, ceiling=1000.0,

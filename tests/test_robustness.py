@@ -128,7 +128,8 @@ def test_a_clock_must_be_positive(option, capsys):
 def test_a_latin1_file_with_a_coding_line_is_graded_as_python_reads_it(tmp_path):
     text = "# -*- coding: latin-1 -*-\n# caf\xe9 au lait\n" + SOLUTION
     path = tmp_path / f"latin1_{uuid.uuid4().hex[:6]}.py"
-    path.write_bytes(text.encode("latin-1"))
+    # The solution's docstring has characters latin-1 lacks (an em dash): they become "?".
+    path.write_bytes(text.encode("latin-1", errors="replace"))
     run = _run_module(tmp_path, path)
     assert run.passed, [c.message for c in run.checks] + [run.fatal]
     from grader import batch

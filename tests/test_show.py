@@ -15,7 +15,7 @@ from rich.console import Console
 
 from grader import catalogue, checks, cli, report, show
 from grader.failures import ACCESS_KINDS, GradeFailure
-from grader.isolation import CheckResult, RunResult
+from grader.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 WRONG_EX01 = sorted((ROOT / "tests" / "wrong" / "ex01").glob("*.py"))

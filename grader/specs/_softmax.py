@@ -334,7 +334,8 @@ def expect_fully_masked(x: torch.Tensor, row: int, *, grid: Callable[[], int | N
                         raise GradeFailure(
                             f"row {row} of x is entirely -inf (every logit masked) and your output starts {shown} "
                             "instead of NaN (torch.softmax's 0 / 0). This is not a special case: it has the same "
-                            f"cause as the other rows. {other_rows}") from None
+                            "cause as the other rows, masked lanes loaded as 0, not -inf. Load with "
+                            "`other=-float('inf')`, and this row comes out NaN by itself.") from None
                 raise GradeFailure(
                     f"row {row} of x is entirely -inf (every logit masked): its softmax is 0 / 0, and this exercise "
                     f"follows torch.softmax, which returns NaN for such a row, but your output starts {shown}. "
@@ -350,8 +351,8 @@ def check(fn: Callable, x: torch.Tensor, *, dtype: torch.dtype | None = None, ma
           grid: Callable[[], int | None] | None = None, tolerance: Tolerance | None = None) -> checks.CaseReport:
     """Grade one call ``fn(x)``: guards, poison, fills, one launch, reference, diagnosis.
 
-    ``grid`` tells the diagnosis how many programs ran (default: the last launch's grid)."""
-    grid = grid or (lambda: last_programs(fn))
+    ``grid`` tells the diagnosis how many programs a persistent kernel ran (`last_programs`); without
+    it (one program per row) a grid too small is never read as a missing row loop."""
     return checks.run_case(fn, {"x": x}, expect_softmax(x, dtype or x.dtype, grid=grid, tolerance=tolerance),
                            max_launches=max_launches)
 
@@ -363,7 +364,6 @@ def check_longest(fn: Callable, x: torch.Tensor, *, exercise: int, grid: Callabl
     A learner whose launcher still refuses such rows (a limit copied from an older version of the
     exercise, or one limit in columns for every dtype) gets the contract's limit in a sentence.
     """
-    grid = grid or (lambda: last_programs(fn))
     try:
         return checks.run_case(fn, {"x": x}, expect_softmax(x, x.dtype, grid=grid), max_launches=max_launches)
     except GradeFailure as failure:

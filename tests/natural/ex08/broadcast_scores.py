@@ -1,4 +1,4 @@
-"""Correct, without tl.dot: the scores and the weighted sum of values are broadcast products summed in
+"""Correct, and unlike the solution without tl.dot: the scores and the weighted sum of values are broadcast products summed in
 float32, over the G real heads of the group (rounded up to a power of two, not to 16), 16 tokens per
 step in the interpreter. Every load is converted to float32 first."""
 

@@ -1,4 +1,4 @@
-"""Correct, with the merge written on normalized partials: each split stores o = acc / ℓ and its
+"""Correct, with the merge written on normalized partials where the solution stores m, ℓ and acc: each split stores o = acc / ℓ and its
 log-sum-exp lse = m + log(ℓ) (natural logarithm, -inf for an empty split), and the combine kernel
 weighs o by exp(lse - max lse). Scores use exp, not exp2. There is no one-split shortcut: the
 combine kernel always runs, and every split program writes its partials, empty ones included."""

@@ -1,4 +1,4 @@
-"""Correct, one page per loop step: each program looks up one block-table entry per step (a scalar
+"""Correct, one page per loop step where the solution looks up a tile of tokens: each program looks up one block-table entry per step (a scalar
 load) and reads that page's rows for its KV head; sequences are split into runs of whole pages. Every
 split program writes its partials (an empty split writes m = -inf, ℓ = 0, acc = 0) and the combine
 kernel merges all of them; it always runs, even for one split. Offsets are 32-bit.

@@ -1,4 +1,4 @@
-"""Correct, written the way Liger-Kernel's cross-entropy is: the target's logit loaded on its own
+"""Correct, written the way Liger-Kernel's cross-entropy is rather than the way the solution is: the target's logit loaded on its own
 before pass 1, an early `return` for ignored rows, `for` loops over `range`, pass 2 storing
 softmax / count everywhere and the -1 / count added afterwards with a read-modify-write of the one
 element at the target, and the loss accumulated with `tl.atomic_add` into a zeroed scalar (the order

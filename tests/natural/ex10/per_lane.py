@@ -1,4 +1,4 @@
-"""Correct, with chapter 6's per-lane online log-sum-exp: each lane keeps its own running max and
+"""Correct, with chapter 6's per-lane online log-sum-exp where the solution reduces across the block in the loop: each lane keeps its own running max and
 sum through the loop (no reduction across the block inside it) and the lanes are merged once after
 it; exponentials in base 2 (exp2 with the logits scaled by log2(e)); the row losses stored undivided
 and the mean taken by the summing kernel, which divides by max(count, 1)."""

@@ -1,4 +1,4 @@
-"""Correct, with the two passes in two kernels: the first writes each row's log-sum-exp (T floats) and
+"""Correct, with the two passes in two kernels where the solution has one for both: the first writes each row's log-sum-exp (T floats) and
 loss, the second has a 2-D grid, one program per (row, block of columns), so the gradient pass is
 spread over T · V / BLOCK programs instead of T. Four launches (count, statistics, gradient, sum);
 the same bytes: each row read once by each kernel, written once by the second."""
