@@ -35,6 +35,11 @@ class GradeFailure(AssertionError):
         self.raised = raised
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 zero``, ``3 zeros``: a count with its noun, for every sentence a learner reads."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
 def learner_location(exc: BaseException, learner_file: str | None, display: str | None = None) -> str:
     """' (exercises/ex01_vector_add.py:42: `tl.store(out_ptr + offs, x)`)' or ''.
 

@@ -30,7 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.catalogue import Exercise
-from grader.failures import ACCESS_KINDS
+from grader.failures import ACCESS_KINDS, plural
 from grader.interpreter_fixes import BF16_ON_GPU_ONLY
 from grader.results import CheckRecord, Kind, RunResult
 
@@ -78,10 +78,6 @@ def diagnosis_key(message: str) -> str:
     """What makes two failure messages "the same diagnosis": their leading clause, numbers aside."""
     head = re.split(r": |\. ", message, maxsplit=1)[0]
     return re.sub(r"-?\d[\d.,e+-]*", "#", head)
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def render(run: RunResult, exercise: Exercise, console: Console | None = None) -> None:

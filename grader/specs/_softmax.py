@@ -45,7 +45,7 @@ import torch
 
 from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import ACCESS_KINDS, GradeFailure
+from grader.failures import ACCESS_KINDS, GradeFailure, plural
 
 NEG_INF = float("-inf")
 #: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
@@ -264,12 +264,13 @@ def diagnose(out: torch.Tensor, x: torch.Tensor, *, grid: int | None = None) -> 
         pad = block - n_cols
         if _matches(got, _padded_ones_in_sum(xs, pad), tol):
             return (f"masked lanes were not zeroed before the sum: your outputs are exp(x - max) / (sum + {pad}), "
-                    f"so each of the {pad} masked lanes of your {block}-wide block added exp(0) = 1 to the row sum. "
+                    f"so {'the one masked lane' if pad == 1 else f'each of the {pad} masked lanes'} of your {block}-wide block added exp(0) = 1 to the row sum. "
                     "Zero the exponentials of masked lanes, not their exponents: "
                     "`e = tl.where(mask, tl.exp(x - m), 0.0)` (or load them as -inf: exp(-inf) = 0)")
         if _matches(got, _padded_zeros(xs, pad), tol):
             return (f"masked lanes were loaded as 0, not -inf: your outputs are the softmax of each row padded "
-                    f"with {pad} zeros (the masked lanes of your {block}-wide block), so each of them added "
+                    f"with {plural(pad, 'zero')} (the masked lanes of your {block}-wide block), so "
+                    f"{'it' if pad == 1 else 'each of them'} added "
                     "exp(0 - max) to the row sum. Load with `other=-float('inf')`: it cannot win the max, and "
                     "exp(-inf) = 0 adds nothing")
     return None
