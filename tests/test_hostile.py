@@ -169,63 +169,8 @@ def test_every_hostile_file_declares_what_it_is_owed_and_is_tested():
         assert "WALL_SECONDS" in hostile.meta, hostile.id
 
 
-# --- 1. class grading: the static check refuses what it can name, before anything runs ------------------
-
-@pytest.mark.parametrize("hostile", STATIC_REJECTED, ids=_ids(STATIC_REJECTED))
-def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_path, processes):
-    path = copy_into(hostile.path, tmp_path / "submission")
-    started = time.monotonic()
-    run = _grade(hostile, path, strict=True)
-    assert time.monotonic() - started < 5, "the static check runs before any process starts"
-    assert not run.passed and run.fatal is None
-    assert [(c.name, c.kind) for c in run.checks] == [("honesty", Kind.REJECTED)]
-    message = run.checks[0].message
-    assert message.startswith("the class grader refuses this file: line "), message
-    found = static_check.findings(static_check.read_source(path))
-    assert str(found[0]) in message, message
-    named = " ".join(str(f) for f in found)
-    assert any(word in named for flag in hostile.static_flags for word in FLAG_FINDINGS[flag]), (
-        f"none of {hostile.static_flags} is named: {named}")
-    assert processes.alive() == []
-
-
-# --- 2. `grade exercise`: a wrong kernel fails the judge's comparison, whatever the file does ------------
-
-@pytest.mark.parametrize("hostile", _cases(WRONG_UNDERNEATH, _one_per_kind(WRONG_UNDERNEATH)))
-def test_a_wrong_kernel_fails_the_judges_comparison_whatever_the_file_forges(hostile, tmp_path, processes):
-    path = copy_into(hostile.path, tmp_path / "submission")
-    before_file, before_course = digest(path), course_digest()
-    run = _grade(hostile, path)
-    counted = _counted(run)
-    assert run.fatal is None and len(counted) == 1, [(c.name, c.kind, c.message) for c in run.checks] + [run.fatal]
-    check = counted[0]
-    assert not run.passed and not check.passed
-    # The comparison's own sentence, not an import error, a crash or a timeout.
-    assert check.kind == Kind.WRONG and "differ from the float64 reference" in check.message, (check.kind, check.message)
-    if hostile.static_flags:  # and `grade exercise` says the class grader would refuse it
-        assert any(n.startswith("`grade batch` (class grading) would refuse this file") for n in run.notices)
-    assert digest(path) == before_file
-    assert changed(before_course, course_digest()) == []
-    assert processes.survivors() == []
-
-
-# --- 3. the attacks a static check cannot see --------------------------------------------------------------
-
-@pytest.mark.parametrize("hostile", _cases(UNNAMED_OUTSIDE_WATCH, [f for f in UNNAMED_OUTSIDE_WATCH if f.exercise == 1]))
-def test_work_hidden_in_a_triton_callback_is_caught_in_grade_exercise(hostile, tmp_path, processes):
-    path = copy_into(hostile.path, tmp_path / "submission")
-    assert static_check.findings(static_check.read_source(path)) == []  # nothing to name: only running tells
-    run = _grade(hostile, path)
-    counted = _counted(run)
-    assert run.fatal is None and len(counted) == 1 and not run.passed
-    check = counted[0]
-    assert check.kind in (Kind.WRONG, Kind.COVERAGE), (check.kind, check.message)
-    assert UNNAMED_CAUGHT_BY[hostile.path.stem] in check.message, check.message
-    assert run.notices == []
-    assert processes.survivors() == []
-
-
-# --- 4. a class batch of every batch attack and two honest classmates -----------------------------------
+# --- a class batch of every batch attack and two honest classmates -----------------------------------
+# (First in the file: the longest tests start first, and the other worker takes the short ones.)
 
 BATCH_SELECT = ONE_CHECK[1]
 #: The solution is named so that it is graded right after the saboteur (the file it overwrites).
@@ -351,7 +296,63 @@ def test_batch_attacks_run_in_the_sandbox_and_change_nothing(tmp_path, processes
         assert _same_verdict(rows_at_exit[name], alone[name]), (rows_at_exit[name], alone[name])
 
 
-# --- 5. honest but unlucky files: graded right, within their clocks ---------------------------------------
+# --- class grading: the static check refuses what it can name, before anything runs ------------------
+
+@pytest.mark.parametrize("hostile", STATIC_REJECTED, ids=_ids(STATIC_REJECTED))
+def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_path, processes):
+    path = copy_into(hostile.path, tmp_path / "submission")
+    started = time.monotonic()
+    run = _grade(hostile, path, strict=True)
+    assert time.monotonic() - started < 5, "the static check runs before any process starts"
+    assert not run.passed and run.fatal is None
+    assert [(c.name, c.kind) for c in run.checks] == [("honesty", Kind.REJECTED)]
+    message = run.checks[0].message
+    assert message.startswith("the class grader refuses this file: line "), message
+    found = static_check.findings(static_check.read_source(path))
+    assert str(found[0]) in message, message
+    named = " ".join(str(f) for f in found)
+    assert any(word in named for flag in hostile.static_flags for word in FLAG_FINDINGS[flag]), (
+        f"none of {hostile.static_flags} is named: {named}")
+    assert processes.alive() == []
+
+
+# --- `grade exercise`: a wrong kernel fails the judge's comparison, whatever the file does ------------
+
+@pytest.mark.parametrize("hostile", _cases(WRONG_UNDERNEATH, _one_per_kind(WRONG_UNDERNEATH)))
+def test_a_wrong_kernel_fails_the_judges_comparison_whatever_the_file_forges(hostile, tmp_path, processes):
+    path = copy_into(hostile.path, tmp_path / "submission")
+    before_file, before_course = digest(path), course_digest()
+    run = _grade(hostile, path)
+    counted = _counted(run)
+    assert run.fatal is None and len(counted) == 1, [(c.name, c.kind, c.message) for c in run.checks] + [run.fatal]
+    check = counted[0]
+    assert not run.passed and not check.passed
+    # The comparison's own sentence, not an import error, a crash or a timeout.
+    assert check.kind == Kind.WRONG and "differ from the float64 reference" in check.message, (check.kind, check.message)
+    if hostile.static_flags:  # and `grade exercise` says the class grader would refuse it
+        assert any(n.startswith("`grade batch` (class grading) would refuse this file") for n in run.notices)
+    assert digest(path) == before_file
+    assert changed(before_course, course_digest()) == []
+    assert processes.survivors() == []
+
+
+# --- the attacks a static check cannot see --------------------------------------------------------------
+
+@pytest.mark.parametrize("hostile", _cases(UNNAMED_OUTSIDE_WATCH, [f for f in UNNAMED_OUTSIDE_WATCH if f.exercise == 1]))
+def test_work_hidden_in_a_triton_callback_is_caught_in_grade_exercise(hostile, tmp_path, processes):
+    path = copy_into(hostile.path, tmp_path / "submission")
+    assert static_check.findings(static_check.read_source(path)) == []  # nothing to name: only running tells
+    run = _grade(hostile, path)
+    counted = _counted(run)
+    assert run.fatal is None and len(counted) == 1 and not run.passed
+    check = counted[0]
+    assert check.kind in (Kind.WRONG, Kind.COVERAGE), (check.kind, check.message)
+    assert UNNAMED_CAUGHT_BY[hostile.path.stem] in check.message, check.message
+    assert run.notices == []
+    assert processes.survivors() == []
+
+
+# --- honest but unlucky files: graded right, within their clocks ---------------------------------------
 
 #: (must pass, a sentence it must contain when it fails, how the test changes its copy)
 ROBUSTNESS = {
