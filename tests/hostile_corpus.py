@@ -1,0 +1,187 @@
+"""The hostile corpus of tests/hostile/, read and graded without ever being imported.
+
+Every file there declares what it does and what a sound grader must do with it in module-level
+constants (tests/hostile/README.md). This module reads those constants from the file's syntax
+tree, copies a file into a test's own folder before it is graded (the corpus itself is never
+graded in place), and tracks every process a grading run starts: each run carries a token in its
+environment, so a `setsid` daemon or a forked child that ignores SIGTERM is still found and killed
+afterwards, and nothing else on the machine is ever signalled.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import shutil
+import signal
+import time
+import tokenize
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalogue
+
+ROOT = catalogue.ROOT
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+EXERCISE_FOLDERS = {"ex01": 1, "ex02": 2, "ex03": 3, "ex07": 7}
+#: One check per exercise that every wrong kernel of the corpus fails: a ragged tail past one block
+#: (exercises 1 and 2), a row longer than one warp's worth of columns (3), several heads and a
+#: sequence that is not a power of two (7).
+ONE_CHECK = {
+    1: "matches_reference and n1025 and fp32",
+    2: "matches_reference and 5x1025 and fp32",
+    3: "matches_reference and n781 and fp32",
+    7: "matches_reference and B2-H3-S17-D32 and not causal",
+}
+#: The environment variable that marks every process of one grading run.
+TOKEN_VARIABLE = "HOSTILE_TEST_TOKEN"
+#: Folders of the course that no submission may change.
+COURSE_FOLDERS = ("grader", "solutions", "exercises", "tests/hostile")
+
+
+@dataclass(frozen=True)
+class HostileFile:
+    path: Path
+    meta: dict
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.parent.name}/{self.path.stem}"
+
+    @property
+    def folder(self) -> str:
+        return self.path.parent.name
+
+    @property
+    def exercise(self) -> int:
+        return EXERCISE_FOLDERS.get(self.folder, 1)
+
+    @property
+    def kind(self) -> str:
+        return self.meta.get("KIND", "")
+
+    @property
+    def wrong_underneath(self) -> bool:
+        return bool(self.meta.get("WRONG_UNDERNEATH"))
+
+    @property
+    def static_flags(self) -> tuple[str, ...]:
+        return tuple(self.meta.get("STATIC_FLAGS", ()))
+
+
+def metadata(path: Path) -> dict:
+    """The file's upper-case module constants, evaluated as literals (or plain arithmetic), never run."""
+    with tokenize.open(path) as f:
+        tree = ast.parse(f.read(), str(path))
+    found = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name = node.targets[0].id
+        if not name.isupper():
+            continue
+        try:
+            found[name] = ast.literal_eval(node.value)
+        except ValueError:
+            if _arithmetic(node.value):  # STDERR_BYTES = 2 * 2**30
+                found[name] = eval(compile(ast.Expression(node.value), str(path), "eval"), {"__builtins__": {}})
+    return found
+
+
+def _arithmetic(node: ast.AST) -> bool:
+    allowed = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop)
+    return all(isinstance(n, allowed) for n in ast.walk(node)) and all(
+        isinstance(n.value, (int, float)) for n in ast.walk(node) if isinstance(n, ast.Constant))
+
+
+def corpus() -> list[HostileFile]:
+    """Every file of the corpus, in a fixed order (exercise folders, then batch, then robustness)."""
+    files = []
+    for folder in [*EXERCISE_FOLDERS, "batch", "robustness"]:
+        files += [HostileFile(p, metadata(p)) for p in sorted((HOSTILE / folder).glob("*.py"))]
+    return files
+
+
+def copy_into(source: Path, folder: Path, name: str | None = None, *, replace: tuple[str, str] | None = None) -> Path:
+    """A byte-for-byte copy of ``source`` in ``folder`` (one line replaced, when a test shrinks a constant)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / (name or source.name)
+    if replace is None:
+        shutil.copyfile(source, target)
+    else:
+        data = source.read_bytes()
+        old, new = (s.encode() for s in replace)
+        assert old in data, f"{source.name} no longer holds {replace[0]!r}"
+        target.write_bytes(data.replace(old, new, 1))
+    return target
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def course_digest() -> dict[str, str]:
+    """A hash of every source file of the course folders a submission could aim at."""
+    hashes = {}
+    for folder in COURSE_FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                hashes[str(path.relative_to(ROOT))] = digest(path)
+    return hashes
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+
+
+# --- processes ----------------------------------------------------------------------------------------
+
+class RunProcesses:
+    """The processes of one grading run, found by the token in their environment."""
+
+    def __init__(self) -> None:
+        self.token = uuid.uuid4().hex
+        self.marker = f"{TOKEN_VARIABLE}={self.token}".encode()
+
+    def alive(self) -> list[tuple[int, str]]:
+        """(pid, command line) of every live process (not a zombie) that carries this run's token."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                if self.marker not in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                    continue
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                if stat[stat.rfind(")") + 2:].split()[0] == "Z":
+                    continue
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append((int(entry), command.strip()))
+            except (OSError, IndexError):
+                continue
+        return found
+
+    def survivors(self, grace: float = 3.0) -> list[tuple[int, str]]:
+        """The processes still alive ``grace`` seconds after the run (a PID namespace takes a moment
+        to empty), each then killed with SIGKILL."""
+        deadline = time.monotonic() + grace
+        left = self.alive()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = self.alive()
+        self.kill()
+        return left
+
+    def kill(self) -> None:
+        for _ in range(50):
+            left = self.alive()
+            if not left:
+                return
+            for pid, _ in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.1)
