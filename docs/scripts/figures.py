@@ -5,7 +5,8 @@ A page never types a measured number. It writes
     {{ m("h200-ex03-softmax.json", "rows[kernel=solution,M=4096,N=32768,dtype=fp32].fraction", "pct") }}
 
 and the build renders `93%`, with the file and the key in a tooltip, so the page, the plots and the
-measurement file cannot disagree. A figure that is not a measurement (a worked example, a datasheet
+measurement file cannot disagree. `{{ ratio(file, key_a, key_b) }}` renders a speedup of two figures of
+one file. A figure that is not a measurement (a worked example, a datasheet
 value, a threshold of the grader, plain arithmetic) is written `{{ ex("4.8 TB/s", "datasheet") }}`, so a
 reader (and tests/test_figures.py) can tell the two apart.
 
@@ -76,7 +77,7 @@ def lookup(file: str, key: str) -> object:
             else:
                 raise FigureError(f"docs/measurements/{file} has no {name!r} where {key!r} looks for it")
         if wanted is not None:
-            pairs = [pair.split("=", 1) for pair in wanted.split(",") if pair]
+            pairs = [pair.split("=", 1) for pair in re.split(r",(?=[\w.]+=)", wanted) if pair]
             if not isinstance(node, list) or any(len(pair) != 2 for pair in pairs):
                 raise FigureError(f"docs/measurements/{file}: {segment!r} in {key!r} must filter a list by field=value")
             rows = [row for row in node if isinstance(row, dict)
@@ -120,6 +121,13 @@ def measured(file: str, key: str, fmt: str = "raw") -> str:
     return f'<abbr class="measured" title="{title}">{html.escape(render(lookup(file, key), fmt))}</abbr>'
 
 
+def measured_ratio(file: str, numerator: str, denominator: str, fmt: str = "x") -> str:
+    """HTML for the ratio of two figures of one file (a speedup: the slower time over the faster)."""
+    value = lookup(file, numerator) / lookup(file, denominator)
+    title = html.escape(f"measured: docs/measurements/{file} · {numerator} / {denominator}", quote=True)
+    return f'<abbr class="measured" title="{title}">{html.escape(render(value, fmt))}</abbr>'
+
+
 def worked(text: str, why: str = "worked example") -> str:
     """HTML for a figure that is not a measurement: a worked example, a datasheet value, a threshold."""
     title = html.escape(f"{why}, not a measurement", quote=True)
@@ -127,6 +135,7 @@ def worked(text: str, why: str = "worked example") -> str:
 
 
 def define_env(env) -> None:
-    """The mkdocs-macros entry point: `m(file, key, fmt)` and `ex(text, why)` on every page."""
+    """The mkdocs-macros entry point: `m(file, key, fmt)`, `ratio(file, key, key, fmt)` and `ex(text, why)`."""
     env.macro(measured, "m")
+    env.macro(measured_ratio, "ratio")
     env.macro(worked, "ex")
