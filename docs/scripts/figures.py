@@ -6,7 +6,7 @@ A page never types a measured number. It writes
 
 and the build renders `93%`, with the file and the key in a tooltip, so the page, the plots and the
 measurement file cannot disagree. `{{ ratio(file, key_a, key_b) }}` renders a speedup of two figures of
-one file. A figure that is not a measurement (a worked example, a datasheet
+one file; `{{ span(file, "rows[kernel=tile]", "fraction") }}` the range of a field over several rows. A figure that is not a measurement (a worked example, a datasheet
 value, a threshold of the grader, plain arithmetic) is written `{{ ex("4.8 TB/s", "datasheet") }}`, so a
 reader (and tests/test_figures.py) can tell the two apart.
 
@@ -61,10 +61,12 @@ def _text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def lookup(file: str, key: str) -> object:
-    """The value at `key` in docs/measurements/`file`."""
+def lookup(file: str, key: str, many: bool = False) -> object:
+    """The value at `key` in docs/measurements/`file`; with `many`, the last filter may match several
+    rows, and the list of them is returned."""
     node = load(file)
-    for segment in _segments(key):
+    segments = _segments(key)
+    for position, segment in enumerate(segments):
         match = _SEGMENT.match(segment)
         if not match:
             raise FigureError(f"docs/measurements/{file}: cannot read the key {key!r} at {segment!r}")
@@ -82,6 +84,8 @@ def lookup(file: str, key: str) -> object:
                 raise FigureError(f"docs/measurements/{file}: {segment!r} in {key!r} must filter a list by field=value")
             rows = [row for row in node if isinstance(row, dict)
                     and all(field in row and _text(row[field]) == value for field, value in pairs)]
+            if many and position == len(segments) - 1 and rows:
+                return rows
             if len(rows) != 1:
                 raise FigureError(f"docs/measurements/{file}: {segment!r} in {key!r} matches {len(rows)} rows, "
                                   "not one; name more fields")
@@ -128,6 +132,17 @@ def measured_ratio(file: str, numerator: str, denominator: str, fmt: str = "x") 
     return f'<abbr class="measured" title="{title}">{html.escape(render(value, fmt))}</abbr>'
 
 
+def measured_span(file: str, rows_key: str, field: str, fmt: str = "pct") -> str:
+    """HTML for the lowest and highest `field` over the rows `rows_key` selects ("76%–90%")."""
+    values = [row[field] for row in lookup(file, rows_key, many=True) if row.get(field) is not None]
+    if not values:
+        raise FigureError(f"docs/measurements/{file}: no row of {rows_key!r} has {field!r}")
+    text = f"{render(min(values), fmt)}–{render(max(values), fmt)}"
+    title = html.escape(f"measured: docs/measurements/{file} · {field} over {rows_key} ({len(values)} rows)",
+                        quote=True)
+    return f'<abbr class="measured" title="{title}">{html.escape(text)}</abbr>'
+
+
 def worked(text: str, why: str = "worked example") -> str:
     """HTML for a figure that is not a measurement: a worked example, a datasheet value, a threshold."""
     title = html.escape(f"{why}, not a measurement", quote=True)
@@ -138,4 +153,5 @@ def define_env(env) -> None:
     """The mkdocs-macros entry point: `m(file, key, fmt)`, `ratio(file, key, key, fmt)` and `ex(text, why)`."""
     env.macro(measured, "m")
     env.macro(measured_ratio, "ratio")
+    env.macro(measured_span, "span")
     env.macro(worked, "ex")
