@@ -96,7 +96,7 @@ def lookup(file: str, key: str, many: bool = False) -> object:
 def render(value: object, fmt: str) -> str:
     """The value as a page shows it. `pct`: a fraction as a whole percentage; `pct1`: one decimal;
     `ms`, `us`: a time in milliseconds shown in ms or µs; `gbps`, `tbps`, `tflops`: with their unit;
-    `x`: a ratio; `int`; `f1`, `f2`: fixed decimals; `raw`: as stored."""
+    `x`, `x3`: a ratio with two or three decimals; `int`; `f1`, `f2`: fixed decimals; `raw`: as stored."""
     if fmt == "raw":
         return _text(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
@@ -110,6 +110,7 @@ def render(value: object, fmt: str) -> str:
         "tbps": lambda v: f"{v / 1000:.2f} TB/s",
         "tflops": lambda v: f"{v:.0f} TFLOP/s",
         "x": lambda v: f"{v:.2f}×",
+        "x3": lambda v: f"{v:.3f}×",
         "int": lambda v: f"{v:.0f}",
         "f1": lambda v: f"{v:.1f}",
         "f2": lambda v: f"{v:.2f}",
