@@ -6,7 +6,8 @@ A page never types a measured number. It writes
 
 and the build renders `93%`, with the file and the key in a tooltip, so the page, the plots and the
 measurement file cannot disagree. `{{ ratio(file, key_a, key_b) }}` renders a speedup of two figures of
-one file; `{{ span(file, "rows[kernel=tile]", "fraction") }}` the range of a field over several rows. A figure that is not a measurement (a worked example, a datasheet
+one file; `{{ span(file, "rows[kernel=tile]", "fraction") }}` the range of a field over several rows;
+`{{ floor(3) }}` exercise 3's performance floor, from grader/catalogue.py. A figure that is not a measurement (a worked example, a datasheet
 value, a threshold of the grader, plain arithmetic) is written `{{ ex("4.8 TB/s", "datasheet") }}`, so a
 reader (and tests/test_figures.py) can tell the two apart.
 
@@ -144,6 +145,29 @@ def measured_span(file: str, rows_key: str, field: str, fmt: str = "pct") -> str
     return f'<abbr class="measured" title="{title}">{html.escape(text)}</abbr>'
 
 
+def _catalogue():
+    """grader/catalogue.py, loaded by path: the floors live there, and the rest of the grader is not needed."""
+    import importlib.util
+    import sys
+
+    name = "_course_catalogue"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, MEASUREMENTS.parents[1] / "grader" / "catalogue.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def floor(number: int) -> str:
+    """HTML for exercise `number`'s performance floor, read from the catalogue the grader uses."""
+    exercise = _catalogue().get(number)
+    if exercise.floor is None:
+        raise FigureError(f"exercise {number} has no bandwidth floor in grader/catalogue.py")
+    title = html.escape(f"the grader's floor: grader/catalogue.py, exercise {number}", quote=True)
+    return f'<abbr class="floor" title="{title}">{100 * exercise.floor:.0f}%</abbr>'
+
+
 def worked(text: str, why: str = "worked example") -> str:
     """HTML for a figure that is not a measurement: a worked example, a datasheet value, a threshold."""
     title = html.escape(f"{why}, not a measurement", quote=True)
@@ -155,4 +179,5 @@ def define_env(env) -> None:
     env.macro(measured, "m")
     env.macro(measured_ratio, "ratio")
     env.macro(measured_span, "span")
+    env.macro(floor, "floor")
     env.macro(worked, "ex")
