@@ -114,3 +114,29 @@ def test_a_missing_file_or_format_fails():
         figures.lookup("no-such-file.json", "meta")
     with pytest.raises(figures.FigureError, match="unknown figure format"):
         figures.render(0.5, "percent")
+
+
+def _floor_reasons():
+    catalogue = pytest.importorskip("grader.catalogue")
+    return [(exercise.number, exercise.floor_reason) for exercise in catalogue.EXERCISES]
+
+
+@pytest.mark.parametrize("number, reason", _floor_reasons(), ids=lambda v: str(v)[:20])
+def test_floor_reasons_point_at_keys_their_files_hold(number, reason):
+    """A floor reason names its measurement file and the rows behind it; each named row selection exists."""
+    files = re.findall(r"(h200-[\w.-]+?\.json)", reason)
+    selections = re.findall(r"(rows\[[^\]]*\])", reason)
+    missing = []
+    for selection in selections:
+        found = False
+        for file in files:
+            if not (figures.MEASUREMENTS / file).is_file():
+                continue
+            try:
+                figures.lookup(file, selection, many=True)
+                found = True
+            except figures.FigureError:
+                pass
+        if not found:
+            missing.append(selection)
+    assert not missing, f"exercise {number}'s floor reason names rows that none of {files} holds: {missing}"
