@@ -812,7 +812,7 @@ def plot_attention_variants(m: Measurements, out: Path, written: dict) -> None:
             error, sdpa_error = entry["wrong"]
             ax.annotate(f"wrong result: max error {error:.2g} (SDPA's {sdpa_error:.1g}), not timed", (1, i),
                         va="center", fontsize=7, color="#b22222")
-    ax.axvline(85, color="#b22222", ls=":", lw=1, label="issue 6's target, 85%")
+    ax.axvline(85, color="#b22222", ls=":", lw=1, label="the course's target, 85%")
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=8)
     ax.set_ylim(len(names) - 0.4, -0.6)  # first variant on top, room below the last
