@@ -140,3 +140,10 @@ def test_floor_reasons_point_at_keys_their_files_hold(number, reason):
         if not found:
             missing.append(selection)
     assert not missing, f"exercise {number}'s floor reason names rows that none of {files} holds: {missing}"
+
+
+def test_chapter_7_shows_the_measured_speedup_beside_the_prediction():
+    text = (DOCS / "chapters" / "07_amdahl.md").read_text()
+    paragraphs = text.split("\n\n")
+    assert any("predicted_speedup" in p and "measured_speedup" in p for p in paragraphs), \
+        "chapter 7 states the law's prediction without the measured speedup next to it"

@@ -77,6 +77,35 @@ def test_site_bundles_katex_and_loads_nothing_from_a_cdn(built_site):
 # ------------------------------------------------------------------------------------------------
 
 
+def test_no_page_shows_raw_markdown(built_site):
+    """Captions and tables render their Markdown: no "[text](link)" or `code` left as plain text."""
+    raw = []
+    for page in sorted(built_site.rglob("*.html")):
+        if "reference" in page.parts or page.name == "404.html":
+            continue
+        html = page.read_text()
+        html = re.sub(r"<(pre|code|script|style|textarea)\b.*?</\1>", " ", html, flags=re.S)
+        text = re.sub(r"<[^>]+>", " ", html)
+        found = re.findall(r"\]\([\w./#-]+\)", text)
+        # Backticks: in captions and table headers (grader messages quoted in tables keep theirs).
+        for part in re.findall(r"<(?:figcaption|th)\b.*?</(?:figcaption|th)>", html, flags=re.S):
+            found += re.findall(r"`[^`\s][^`]*`", re.sub(r"<[^>]+>", " ", part))
+        raw += [f"{page.relative_to(built_site)}: {f[:80]!r}" for f in found]
+    assert not raw, "Markdown shown as text:\n" + "\n".join(raw)
+
+
+def test_every_table_has_a_header():
+    """A Markdown table's first row is its header: an empty one renders as a blank bar."""
+    empty = []
+    for page in sorted(DOCS.rglob("*.md")):
+        lines = page.read_text().splitlines()
+        for number, (line, below) in enumerate(zip(lines, lines[1:]), 1):
+            if re.fullmatch(r"\|?[\s|:-]*\|[\s|:-]*", below) and "-" in below and line.startswith("|") \
+                    and not line.replace("|", "").strip():
+                empty.append(f"{page.relative_to(DOCS)}:{number}")
+    assert not empty, f"tables with an empty header row: {empty}"
+
+
 def test_every_exercise_has_a_page_in_the_nav():
     from grader.catalogue import EXERCISES
 
@@ -458,6 +487,16 @@ def amdahl(f: float, s: float) -> tuple[float, float, float]:
     return speedup, ceiling, (speedup - 1) / (ceiling - 1)
 
 
+def test_table_header_code_stays_on_one_line(browser):
+    """Chapter 4's headers name `torch.softmax` and `torch.compile`: never broken mid-word."""
+    _open(browser, "chapters/04_fused_softmax/")
+    codes = browser.find_elements("css selector", "th code")
+    assert codes, "chapter 4 has no inline code in a table header"
+    for code in codes:
+        lines = browser.execute_script("return arguments[0].getClientRects().length;", code)
+        assert lines == 1, f"{code.text!r} is broken over {lines} lines in a table header"
+
+
 @pytest.mark.parametrize("f, s", [(0.21, 1.49), (0.07, 1000), (0.6, 1.5), (0.5, 0.8)])
 def test_amdahl_calculator(browser, f, s):
     _open(browser, "chapters/07_amdahl/")
@@ -490,6 +529,7 @@ def test_amdahl_calculator_rejects_impossible_input(browser):
 @pytest.mark.parametrize("shape, itemsize, passes, gbps, measured_us", [
     ("4096 x 4096", 4, 2, 4271.6, 35.968),  # the chapter's default: the H200 softmax
     ("8192×1024", 2, 3, 3000, 10.0),
+    ("4096 x 4096", 4, 2, 4271.6, 20.0),  # 157% of the ceiling: impossible, and said so
     ("32, 4096, 128", 1, 2, 900, None),
 ])
 def test_bytes_calculator(browser, shape, itemsize, passes, gbps, measured_us):
@@ -519,5 +559,10 @@ def test_bytes_calculator(browser, shape, itemsize, passes, gbps, measured_us):
         assert value == pytest.approx(achieved, rel=1e-12) and text == f"{achieved:.1f} GB/s"
         text, value = _out(root, "fraction")
         assert value == pytest.approx(achieved / gbps, rel=1e-12) and text == f"{100 * achieved / gbps:.1f}%"
-    if shape == "4096 x 4096":  # the numbers the chapter quotes under the calculator
+        message = root.find_element("css selector", "[data-out=message]").text
+        if achieved > gbps:
+            assert message.startswith("Impossible:") and f"{100 * achieved / gbps:.1f}%" in message, message
+        else:
+            assert not message, message
+    if shape == "4096 x 4096" and measured_us == 35.968:  # the numbers the chapter quotes under the calculator
         assert _out(root, "floor")[0] == "31.42 µs" and _out(root, "fraction")[0] == "87.4%"
