@@ -1,7 +1,8 @@
 """The course site: it builds strictly, its generated parts are current, and it works in a browser.
 
 * `mkdocs build --strict` passes (broken links, missing snippets and bad nav entries fail it).
-* The nav has a page for every exercise in the catalogue, and each page includes its stub and solution.
+* The nav has a page for every exercise in the catalogue, with its stub, and the solution on a page of its
+  own behind an "after you pass" warning.
 * The plot script regenerates every plot from the committed measurements, and picks up benchmark files.
 * The masking chapter's grader messages and the online-softmax numbers are current.
 * The access maps on the pages are current: recorded again, their data equals the committed data.
@@ -114,8 +115,16 @@ def test_every_exercise_has_a_page_in_the_nav():
     for exercise in EXERCISES:
         assert exercise.docs_page in pages, f"exercise {exercise.number} ({exercise.docs_page}) is not in the nav"
         text = (DOCS / exercise.docs_page).read_text()
-        for source in (exercise.learner_file, exercise.solution_file):
-            assert f'--8<-- "{source}"' in text, f"{exercise.docs_page} does not include {source}"
+        assert f'--8<-- "{exercise.learner_file}"' in text, f"{exercise.docs_page} does not include its stub"
+        # The solution sits behind the gate: on a page of its own, linked with an "after you pass" warning.
+        assert exercise.solution_file not in text, f"{exercise.docs_page} shows the reference solution"
+        solution_page = exercise.docs_page.replace("exercises/", "solutions/", 1)
+        assert solution_page in pages, f"{solution_page} is not in the nav"
+        assert re.search(r'!!! warning "[^"]*after you pass', text) and f"../{solution_page}" in text, \
+            f"{exercise.docs_page} does not link its solution page with an after-you-pass warning"
+        solution_text = (DOCS / solution_page).read_text()
+        assert f'--8<-- "{exercise.solution_file}"' in solution_text, f"{solution_page} does not include the solution"
+        assert '!!! warning "Read this after you pass"' in solution_text
     catalogued = {e.docs_page for e in EXERCISES}
     assert exercise_pages <= catalogued, f"nav pages for exercises not in the catalogue: {exercise_pages - catalogued}"
 
@@ -450,7 +459,12 @@ def test_home_and_exercise_pages_render(browser):
     _open(browser, "exercises/ex01_vector_add/")
     text = browser.find_element("css selector", "article").text
     assert "exercises/ex01_vector_add.py" in text
-    assert "Reference solution (read after you pass)" in text
+    assert "The reference solution: read it after you pass" in text
+    assert "solutions/ex01_vector_add.py" not in text, "the exercise page shows the solution"
+    assert not _external_requests(browser)
+    _open(browser, "solutions/ex01_vector_add/")
+    text = browser.find_element("css selector", "article").text
+    assert "Read this after you pass" in text and "solutions/ex01_vector_add.py" in text
     assert not _external_requests(browser)
 
 
