@@ -1,6 +1,6 @@
 """Every figure a page states comes from a measurement file, or says it is not a measurement.
 
-A percentage, GB/s, TB/s, TFLOP/s or µs figure typed into a page's Markdown fails this test unless it is
+A percentage, GB/s, TB/s, TFLOP/s, µs or speedup (2.47×) figure typed into a page's Markdown fails this test unless it is
 * produced by `{{ m(file, key, fmt) }}` (docs/scripts/figures.py reads it from docs/measurements/), or
 * marked `{{ ex("...") }}` (a worked example, a datasheet value, a threshold), or
 * inside an admonition titled "Worked example", a code block, inline code or math.
@@ -23,7 +23,8 @@ _spec.loader.exec_module(figures)
 PAGES = sorted(p for p in DOCS.rglob("*.md")
                if not p.is_relative_to(DOCS / "assets") and not p.is_relative_to(DOCS / "measurements"))
 
-FIGURE = re.compile(r"(?<![\w.])[~≈]?\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|GB/s|TB/s|TFLOP/s|µs|us\b)")
+FIGURE = re.compile(r"(?<![\w.])[~≈]?\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|GB/s|TB/s|TFLOP/s|µs|us\b)"
+                    r"|(?<![\w.])\d+\.\d+\s?×")  # and speedups: 2.47×
 
 
 def unmarked_text(markdown: str) -> list[tuple[int, str]]:
@@ -80,13 +81,13 @@ def test_page_states_no_figure_outside_a_measurement(page):
 
 
 def test_the_detector_finds_typed_figures_and_spares_marked_ones():
-    page = ('The kernel reached 87% of the copy, 3700 GB/s in 131 µs.\n'
+    page = ('The kernel reached 87% of the copy, 3700 GB/s in 131 µs, 2.47× faster.\n'
             'Rendered: {{ m("h200-ex03-softmax.json", "meta.ceiling_gbps", "gbps") }}; '
             'datasheet {{ ex("4.8 TB/s", "datasheet") }}; code `4.8 TB/s`; math \\(50\\%\\).\n'
             '!!! note "Worked example"\n    A 4096 × 4096 fp32 copy at 4000 GB/s takes 33 µs.\n\n'
             'Attention at 384 TFLOP/s.\n')
     found = stray_figures(page)
-    assert [f.split(":")[0] for f in found] == ["line 1", "line 1", "line 1", "line 6"], found
+    assert [f.split(":")[0] for f in found] == ["line 1"] * 4 + ["line 6"], found
 
 
 def test_a_figure_reads_its_file_and_names_it():
