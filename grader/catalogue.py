@@ -81,11 +81,11 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=0.80,
         floor_reason=(
-            "H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex01-vector-add.json): the solution "
-            "moved 4369 GB/s at n = 2^28 fp32, 100% of the measured ceiling and equal to torch.add; the "
-            "grader's own input (16x L2) gave 99.98%. At n = 2^24 (3x L2) the same kernel reached only "
-            "87%, so 80% asks for a correct tail mask and a sane block without punishing a learner "
-            "whose card or block size costs a few percent."
+            "H200, Triton 3.6 (docs/measurements/h200-ex01-vector-add.json): "
+            "rows[kernel=solution,n=268435456].fraction is the solution on a large input, equal to torch.add; "
+            "rows[kernel=solution,n=16777216].fraction shows the same kernel on 3 L2 sizes. 0.80 asks for a "
+            "correct tail mask and a sane block without punishing a learner whose card or block size costs a "
+            "few percent."
         ),
         **_files(1, "vector_add"),
     ),
@@ -113,11 +113,11 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=0.70,
         floor_reason=(
-            "H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex02-bias-gelu.json, h200-tiles-"
-            "ex02.json): at 16384 x 4096 fp32 the solution reached 94% of the measured ceiling (0.131 ms), "
-            "as did torch.compile; the eager pair 38% on the minimum bytes (0.325 ms); the same flat kernel "
-            "through its strided path 90%; fourteen 2-D tilings 76-90%. 0.70 passes any sensibly "
-            "organised fused kernel and fails the unfused pair by a wide margin."
+            "H200, Triton 3.6 (docs/measurements/h200-ex02-bias-gelu.json at 16384 x 4096 fp32): "
+            "rows[kernel=solution,dtype=fp32].fraction for the solution, rows[kernel=torch.compile,dtype=fp32] "
+            "beside it, rows[kernel=torch eager (x + bias, gelu),dtype=fp32].fraction for the unfused pair on "
+            "the minimum bytes; h200-tiles-ex02.json, rows[kernel=tile], for fourteen 2-D tilings. 0.70 passes "
+            "any sensibly organised fused kernel and fails the unfused pair by a wide margin."
         ),
         **_files(2, "bias_gelu"),
     ),
@@ -143,11 +143,11 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=0.80,
         floor_reason=(
-            "H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex03-softmax.json): the solution "
-            "reached 94% of the measured ceiling on the grader's input (46080 x 4096 fp32, 12 L2 sizes) "
-            "and 92.5% at 16384 x 4096; other warp counts at 4096 columns gave 82-85% (8 to 2 warps) and "
-            "61% (32 warps). 0.80 passes a one-row-per-program kernel with any reasonable num_warps and "
-            "fails a multi-pass one (torch.softmax eager: 58%)."
+            "H200, Triton 3.6 (docs/measurements/h200-ex03-softmax.json): "
+            "rows[kernel=solution,M=16384,N=4096,dtype=fp32] for the solution at the grader's row length, "
+            "rows[kernel=variant_warps2,N=4096,dtype=fp32] and rows[kernel=variant_warps8,N=4096,dtype=fp32] "
+            "for other warp counts, rows[kernel=torch,M=16384,N=4096,dtype=fp32] for torch.softmax eager. 0.80 "
+            "passes a one-row-per-program kernel with any reasonable num_warps and fails a multi-pass one."
         ),
         **_files(3, "softmax"),
     ),
@@ -173,10 +173,10 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=0.70,
         floor_reason=(
-            "H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex04-softmax-persistent.json): the "
-            "persistent solution reached 87% of the measured ceiling in grading, 85% at 16384 x 4096 and "
-            "78% at 4096 x 4096, against 91% and 82% for one program per row; it won only at 256 x 4096 "
-            "(27% against 24%). 0.70 asks for a working persistent kernel, not a win."
+            "H200, Triton 3.6 (docs/measurements/h200-ex04-softmax-persistent.json): rows[kernel=solution] for "
+            "the persistent solution and rows[kernel=one_row_per_program] for the same rows one program each, "
+            "at M x N = 16384 x 4096, 4096 x 4096 and 256 x 4096 (the only shape where it won). 0.70 asks for a "
+            "working persistent kernel, not a win."
         ),
         **_files(4, "softmax_persistent"),
     ),
@@ -201,11 +201,10 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=0.75,
         floor_reason=(
-            "H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex05-online-softmax.json), credited by "
-            "the algorithm's own byte count (2 reads + 1 write): the solution (8192-wide blocks) reached "
-            "93% of the measured ceiling in grading at 264 x 2^20 fp32 and 92% at 256 x 2^20; 16384-wide "
-            "blocks 94%, 4096-wide 80%, 2048-wide with 4 warps 63%. 0.75 fails the smallest blocks, which "
-            "cannot keep enough loads in flight."
+            "H200, Triton 3.6 (docs/measurements/h200-ex05-online-softmax.json), credited by the algorithm's "
+            "own byte count (2 reads + 1 write): rows[kernel=solution,M=256,N=1048576].fraction for the "
+            "solution's 8192-wide blocks, the variant_b* rows at M=256 for 2048- to 16384-wide blocks. 0.75 "
+            "fails the smallest blocks, which cannot keep enough loads in flight."
         ),
         **_files(5, "online_softmax"),
     ),
@@ -227,13 +226,14 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=None,
         floor_reason=(
-            "No bandwidth floor: on a GPU the check is the prediction, which must be within 5% (relative) "
-            "of the measured end-to-end speedup of the block (seq 2048) with the exercise-3 softmax swapped "
-            "in. 5% covers ~1% run-to-run noise on each of the medians behind s and the measurement, the "
-            "1-2% of a pass the GPU idles between kernels (in the measurement, not in the profile) and a "
-            "softmax timed alone against between GEMMs; at f = 0.21, s = 1.49 a 10% error in s moves the "
-            "prediction only 1.5%. The local speedup itself (1.49x) and the ceiling (1.266x) are >= 18% "
-            "from the seed's 1.074x, so a wrong line of thought cannot pass."
+            "No bandwidth floor: on a GPU the check is the prediction, which must be within 5% (relative) of "
+            "the measured end-to-end speedup of the block (seq 2048) with the exercise-3 softmax swapped in. 5% "
+            "covers the run-to-run noise of the medians behind s and the measurement, the part of a pass the "
+            "GPU idles between kernels (in the measurement, not in the profile) and a softmax timed alone "
+            "against between GEMMs (docs/measurements/h200-ex06-amdahl.json, rows[seq_len=2048]: "
+            "predicted_speedup beside measured_speedup). In the worked example the checks use (f = 0.21, s = "
+            "1.49, S = 1.074x) the local speedup and the ceiling (1.266x) are both >= 18% from S, so a wrong "
+            "line of thought cannot pass."
         ),
         **_files(6, "amdahl"),
     ),
@@ -260,13 +260,13 @@ EXERCISES: tuple[Exercise, ...] = (
         ),
         floor=0.5,
         floor_reason=(
-            "A fraction of scaled_dot_product_attention's TFLOP/s on the same inputs (B 4, H 16, S 4096, "
-            "D 64, fp16; the weaker of causal and not causal), not of a bandwidth ceiling: attention at "
-            "this size is compute-bound. H200, Triton 3.6, 2026-11-30 (docs/measurements/h200-ex07-flash-"
-            "attention.json, each pair timed in turns): the solution reached 95-97% of SDPA in grading, "
-            "92-105% at D 64 and 80-87% at D 128 in the benchmark; the CEO's plain FA-2 kernel reached 81% "
-            "(63% causal, every block masked). A kernel that computes the blocks above the diagonal and masks them does about half "
-            "the causal throughput: 0.5 passes a plain correct kernel and fails that one."
+            "A fraction of scaled_dot_product_attention's TFLOP/s on the same inputs (B 4, H 16, S 4096, D 64, "
+            "fp16; the weaker of causal and not causal), not of a bandwidth ceiling: attention at this size is "
+            "compute-bound. H200, Triton 3.6 (docs/measurements/h200-ex07-flash-attention.json, "
+            "rows[kernel=solution].ratio_to_sdpa, each pair timed in turns; h200-attention-2026-11-30.json, key "
+            "ratio, for a plain FlashAttention-2 kernel with every causal block masked). A kernel that computes "
+            "the blocks above the diagonal and masks them does about half the causal throughput: 0.5 passes a "
+            "plain correct kernel and fails that one."
         ),
         **_files(7, "flash_attention"),
     ),

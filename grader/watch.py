@@ -8,8 +8,8 @@ Three things happen while a `Watch` is active:
 * **Torch ops.** A `TorchDispatchMode` sees every ATen op the learner's Python code runs.
   Allocating and viewing are fine; anything that computes (``x + y``, ``torch.exp``) means the
   answer did not come from the kernel, and a fill (``zeros_like``, ``fill_``) is a whole extra
-  kernel launch that writes every byte once more (in the seed, a ``zeros_like`` was where a
-  1.49x "speedup" really came from).
+  kernel launch that writes every byte once more (a ``zeros_like`` before
+  the kernel can be all that separates a "fast" kernel from a slow one).
 * **Allocations.** ``torch.empty``/``empty_like``/``empty_strided``/``new_empty`` return a
   poisoned view into a guarded buffer (`grader.guards`), so writes past the end and unwritten
   elements of the output can be seen.

@@ -20,9 +20,10 @@ A profile (what ``grader.profiling.profile_block`` returns) is a list of rows, i
 ``device_time_us`` is the GPU time of one forward pass spent in that operator (or, for a Triton
 kernel launched from Python, in that kernel). The rows partition the pass: their sum is the total.
 
-The course's seed numbers (an H200, a transformer forward pass at sequence length 2048): softmax
-was f = 21% of the time; a softmax kernel s = 1.49x faster gave 1.074x end to end, 27.9% of the
-1.266x ceiling. At sequence length 256 softmax was 7%: no softmax could give more than 1.075x.
+The worked example the checks use: softmax is f = 0.21 of the time and becomes s = 1.49x faster,
+so the pass becomes 1.074x faster, 27.9% of the 1.266x ceiling. The H200's own profile of exercise
+6's block is docs/measurements/h200-ex06-amdahl.json (softmax_fraction, local_speedup,
+predicted_speedup and measured_speedup per sequence length).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The course site: it builds strictly, its generated parts are current, and it works in a browser.
 
 * `mkdocs build --strict` passes (broken links, missing snippets and bad nav entries fail it).
-* The nav has a page for every exercise in the catalogue, and each page includes its stub and solution.
+* The nav has a page for every exercise in the catalogue, with its stub, and the solution on a page of its
+  own behind an "after you pass" warning.
 * The plot script regenerates every plot from the committed measurements, and picks up benchmark files.
 * The masking chapter's grader messages and the online-softmax numbers are current.
 * The access maps on the pages are current: recorded again, their data equals the committed data.
@@ -77,6 +78,35 @@ def test_site_bundles_katex_and_loads_nothing_from_a_cdn(built_site):
 # ------------------------------------------------------------------------------------------------
 
 
+def test_no_page_shows_raw_markdown(built_site):
+    """Captions and tables render their Markdown: no "[text](link)" or `code` left as plain text."""
+    raw = []
+    for page in sorted(built_site.rglob("*.html")):
+        if "reference" in page.parts or page.name == "404.html":
+            continue
+        html = page.read_text()
+        html = re.sub(r"<(pre|code|script|style|textarea)\b.*?</\1>", " ", html, flags=re.S)
+        text = re.sub(r"<[^>]+>", " ", html)
+        found = re.findall(r"\]\([\w./#-]+\)", text)
+        # Backticks: in captions and table headers (grader messages quoted in tables keep theirs).
+        for part in re.findall(r"<(?:figcaption|th)\b.*?</(?:figcaption|th)>", html, flags=re.S):
+            found += re.findall(r"`[^`\s][^`]*`", re.sub(r"<[^>]+>", " ", part))
+        raw += [f"{page.relative_to(built_site)}: {f[:80]!r}" for f in found]
+    assert not raw, "Markdown shown as text:\n" + "\n".join(raw)
+
+
+def test_every_table_has_a_header():
+    """A Markdown table's first row is its header: an empty one renders as a blank bar."""
+    empty = []
+    for page in sorted(DOCS.rglob("*.md")):
+        lines = page.read_text().splitlines()
+        for number, (line, below) in enumerate(zip(lines, lines[1:]), 1):
+            if re.fullmatch(r"\|?[\s|:-]*\|[\s|:-]*", below) and "-" in below and line.startswith("|") \
+                    and not line.replace("|", "").strip():
+                empty.append(f"{page.relative_to(DOCS)}:{number}")
+    assert not empty, f"tables with an empty header row: {empty}"
+
+
 def test_every_exercise_has_a_page_in_the_nav():
     from grader.catalogue import EXERCISES
 
@@ -85,8 +115,16 @@ def test_every_exercise_has_a_page_in_the_nav():
     for exercise in EXERCISES:
         assert exercise.docs_page in pages, f"exercise {exercise.number} ({exercise.docs_page}) is not in the nav"
         text = (DOCS / exercise.docs_page).read_text()
-        for source in (exercise.learner_file, exercise.solution_file):
-            assert f'--8<-- "{source}"' in text, f"{exercise.docs_page} does not include {source}"
+        assert f'--8<-- "{exercise.learner_file}"' in text, f"{exercise.docs_page} does not include its stub"
+        # The solution sits behind the gate: on a page of its own, linked with an "after you pass" warning.
+        assert exercise.solution_file not in text, f"{exercise.docs_page} shows the reference solution"
+        solution_page = exercise.docs_page.replace("exercises/", "solutions/", 1)
+        assert solution_page in pages, f"{solution_page} is not in the nav"
+        assert re.search(r'!!! warning "[^"]*after you pass', text) and f"../{solution_page}" in text, \
+            f"{exercise.docs_page} does not link its solution page with an after-you-pass warning"
+        solution_text = (DOCS / solution_page).read_text()
+        assert f'--8<-- "{exercise.solution_file}"' in solution_text, f"{solution_page} does not include the solution"
+        assert '!!! warning "Read this after you pass"' in solution_text
     catalogued = {e.docs_page for e in EXERCISES}
     assert exercise_pages <= catalogued, f"nav pages for exercises not in the catalogue: {exercise_pages - catalogued}"
 
@@ -121,8 +159,57 @@ def test_plot_script_regenerates_every_plot(tmp_path):
     for name in produced:
         root = ET.parse(tmp_path / name).getroot()
         assert root.tag.endswith("svg"), name
+    stale = sorted(name for name in produced if (tmp_path / name).read_bytes() != (PLOTS / name).read_bytes())
+    assert not stale, f"committed plots differ from what the script draws: {stale}; run python {PLOT_SCRIPT.relative_to(ROOT)}"
     assert (tmp_path / "SOURCES.md").read_text() == (PLOTS / "SOURCES.md").read_text(), \
         "docs/assets/plots is stale: run python docs/scripts/plot_measurements.py"
+
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory):
+    """The plot script run in this process on the committed measurements: what it drew, point by point."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_measurements_under_test", PLOT_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+        assert module.main(["--out", str(tmp_path_factory.mktemp("plots"))]) == 0
+    finally:
+        sys.modules.pop(spec.name, None)
+    assert module.PLOTTED, "the plot script recorded no bandwidth point"
+    return module
+
+
+def test_no_plotted_point_is_above_its_files_ceiling_unless_flagged(plotted):
+    """A bandwidth above the file's measured ceiling is a measurement error: drawn apart and flagged."""
+    wrong = [p for p in plotted.PLOTTED
+             if p["ceiling"] is not None and p["value"] > p["ceiling"] and not p["flagged"]]
+    assert not wrong, "points above their file's ceiling drawn as results:\n" + "\n".join(
+        f"{p['figure']} {p['series']} ({p['file']}): {p['value']:.4g} > {p['ceiling']:.4g}" for p in wrong)
+    flagged = [p for p in plotted.PLOTTED if p["flagged"]]
+    assert all(p["value"] > p["ceiling"] for p in flagged), "a point flagged as an error is under its ceiling"
+    # The committed exercise 5 file has rows above the ceiling by its 3MN count (L2 hits): they must show.
+    assert any(p["file"] == "h200-ex05-online-softmax.json" for p in flagged)
+
+
+def test_no_plotted_series_joins_points_of_different_shape_families(plotted):
+    """One line per shape family: along a series at most one shape key changes."""
+    series: dict[tuple, list[dict]] = {}
+    for p in plotted.PLOTTED:
+        series.setdefault((p["figure"], p["series"], p["file"]), []).append(p["shape"])
+    mixed = []
+    for key, shapes in series.items():
+        keys = {k for shape in shapes for k in shape}
+        varying = [k for k in keys if len({shape.get(k) for shape in shapes}) > 1]
+        if len(varying) > 1:
+            mixed.append(f"{key}: {varying} all change")
+    assert not mixed, "series that join points of different shapes:\n" + "\n".join(mixed)
+
+
+def test_no_legend_covers_the_data(plotted):
+    assert not plotted.LEGENDS_OVER_DATA, f"legends over an axes' data area: {plotted.LEGENDS_OVER_DATA}"
 
 
 def test_plot_script_prefers_benchmark_files(tmp_path):
@@ -372,7 +459,12 @@ def test_home_and_exercise_pages_render(browser):
     _open(browser, "exercises/ex01_vector_add/")
     text = browser.find_element("css selector", "article").text
     assert "exercises/ex01_vector_add.py" in text
-    assert "Reference solution (read after you pass)" in text
+    assert "The reference solution: read it after you pass" in text
+    assert "solutions/ex01_vector_add.py" not in text, "the exercise page shows the solution"
+    assert not _external_requests(browser)
+    _open(browser, "solutions/ex01_vector_add/")
+    text = browser.find_element("css selector", "article").text
+    assert "Read this after you pass" in text and "solutions/ex01_vector_add.py" in text
     assert not _external_requests(browser)
 
 
@@ -409,6 +501,16 @@ def amdahl(f: float, s: float) -> tuple[float, float, float]:
     return speedup, ceiling, (speedup - 1) / (ceiling - 1)
 
 
+def test_table_header_code_stays_on_one_line(browser):
+    """Chapter 4's headers name `torch.softmax` and `torch.compile`: never broken mid-word."""
+    _open(browser, "chapters/04_fused_softmax/")
+    codes = browser.find_elements("css selector", "th code")
+    assert codes, "chapter 4 has no inline code in a table header"
+    for code in codes:
+        lines = browser.execute_script("return arguments[0].getClientRects().length;", code)
+        assert lines == 1, f"{code.text!r} is broken over {lines} lines in a table header"
+
+
 @pytest.mark.parametrize("f, s", [(0.21, 1.49), (0.07, 1000), (0.6, 1.5), (0.5, 0.8)])
 def test_amdahl_calculator(browser, f, s):
     _open(browser, "chapters/07_amdahl/")
@@ -441,6 +543,7 @@ def test_amdahl_calculator_rejects_impossible_input(browser):
 @pytest.mark.parametrize("shape, itemsize, passes, gbps, measured_us", [
     ("4096 x 4096", 4, 2, 4271.6, 35.968),  # the chapter's default: the H200 softmax
     ("8192×1024", 2, 3, 3000, 10.0),
+    ("4096 x 4096", 4, 2, 4271.6, 20.0),  # 157% of the ceiling: impossible, and said so
     ("32, 4096, 128", 1, 2, 900, None),
 ])
 def test_bytes_calculator(browser, shape, itemsize, passes, gbps, measured_us):
@@ -470,5 +573,10 @@ def test_bytes_calculator(browser, shape, itemsize, passes, gbps, measured_us):
         assert value == pytest.approx(achieved, rel=1e-12) and text == f"{achieved:.1f} GB/s"
         text, value = _out(root, "fraction")
         assert value == pytest.approx(achieved / gbps, rel=1e-12) and text == f"{100 * achieved / gbps:.1f}%"
-    if shape == "4096 x 4096":  # the numbers the chapter quotes under the calculator
+        message = root.find_element("css selector", "[data-out=message]").text
+        if achieved > gbps:
+            assert message.startswith("Impossible:") and f"{100 * achieved / gbps:.1f}%" in message, message
+        else:
+            assert not message, message
+    if shape == "4096 x 4096" and measured_us == 35.968:  # the numbers the chapter quotes under the calculator
         assert _out(root, "floor")[0] == "31.42 µs" and _out(root, "fraction")[0] == "87.4%"

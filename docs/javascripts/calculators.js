@@ -115,6 +115,13 @@
       var achieved = bytes / (measuredUs * 1e-6) / 1e9;
       put(root, "achieved", achieved, achieved.toFixed(1) + " GB/s");
       put(root, "fraction", achieved / gbps, (100 * achieved / gbps).toFixed(1) + "%");
+      if (achieved > gbps) {
+        // Above the ceiling is not a result (chapter 1): the input stayed in L2, or the byte count
+        // counts bytes the kernel never moved, or the time is wrong.
+        say(root, "Impossible: " + (100 * achieved / gbps).toFixed(1) + "% of the bandwidth you gave. No kernel " +
+            "moves HBM bytes faster than the ceiling: check that the input is larger than the L2, that the " +
+            "passes count only bytes that cross HBM, and the measured time.");
+      }
     } else {
       put(root, "achieved", NaN, "\u2014 (enter a measured time)");
       put(root, "fraction", NaN, "\u2014");

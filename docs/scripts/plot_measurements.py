@@ -210,12 +210,21 @@ def _save(fig, out: Path, name: str, sources: list[Source], written: dict[str, l
     # Below the axes (negative figure coordinates); bbox_inches="tight" grows the image to hold it.
     fig.text(0.01, -0.01, footer, fontsize=7, color="#555555", ha="left", va="top")
     fig.savefig(out / name, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    renderer = fig.canvas.get_renderer()
+    legends = [a.get_legend() for a in fig.axes if a.get_legend() is not None] + list(fig.legends)
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        if any(box.overlaps(a.get_window_extent(renderer)) for a in fig.axes if a.has_data()):
+            LEGENDS_OVER_DATA.append(name)
     plt.close(fig)
     written[name] = [s.path.name for s in sources]
 
 
 #: Row keys that are measurements or labels, not part of the shape.
 NOT_SHAPE = {"kernel", "ms", "ms_runs", "bytes", "gbps", "fraction", "tflops", "causal", "error", "dtype"}
+#: The keys that name a row's shape in the benchmark files (vector length, rows and columns, batch,
+#: sequence and vocabulary sizes): a series joins points that differ in one of these only.
+SHAPE_KEYS = ("n", "M", "N", "B", "S", "S_k", "T", "V", "H", "D")
 
 
 def _shape_keys(row: dict) -> list[str]:
@@ -265,6 +274,63 @@ def _kernel_key(name: str) -> str:
     return name
 
 
+#: Every bandwidth point drawn, for tests/test_site.py: {"figure", "series", "file", "x", "value",
+#: "ceiling", "flagged", "shape"}. A value above its ceiling must be drawn flagged as a measurement error.
+PLOTTED: list[dict] = []
+#: Figures whose legend covers part of an axes' data area (tests/test_site.py wants none).
+LEGENDS_OVER_DATA: list[str] = []
+
+#: How a point above its file's measured ceiling is drawn: it is a measurement error (usually L2 hits
+#: or a byte model that counts bytes HBM never moved), not a result.
+ABOVE_CEILING = dict(marker="x", ls="none", color="#b22222", ms=7, mew=2)
+ABOVE_CEILING_LABEL = "above the measured ceiling: a measurement error"
+
+
+def _families(rows: list[dict], keys: tuple[str, ...]) -> list[tuple[str, list[dict]]]:
+    """Rows of one kernel split into shape families: rows that differ in one shape key only (an N sweep
+    at fixed M, an M sweep at fixed N). A row may belong to two families; a row in none stands alone.
+    Points of different families are never joined by one line."""
+    present = [k for k in keys if any(k in r for r in rows)]
+    if len(present) <= 1:
+        return [("", rows)] if rows else []
+    families: list[tuple[str, list[dict]]] = []
+    placed: set[int] = set()
+    for varying in present:
+        groups: dict[tuple, list[dict]] = {}
+        for r in rows:
+            groups.setdefault(tuple((k, r.get(k)) for k in present if k != varying), []).append(r)
+        for fixed, members in groups.items():
+            if len({r.get(varying) for r in members}) >= 2:
+                label = ", ".join(f"{k} = {v}" for k, v in fixed)
+                families.append((label, members))
+                placed.update(id(r) for r in members)
+    families += [(", ".join(f"{k} = {r.get(k)}" for k in present), [r]) for r in rows if id(r) not in placed]
+    return families
+
+
+def _draw_bandwidth(ax, figure: str, series: str, file: str, points: list[tuple[float, float, dict]],
+                    ceiling: float | None, scale: float = 1.0, **style) -> None:
+    """One series: (x, value, shape) points joined by a line, except those above `ceiling`, which are
+    drawn apart and flagged. `scale` converts the value to what the axis shows (100 for a percentage)."""
+    points = sorted(points, key=lambda p: p[0])
+    below = [p for p in points if ceiling is None or p[1] <= ceiling]
+    above = [p for p in points if ceiling is not None and p[1] > ceiling]
+    if below:
+        ax.plot([p[0] for p in below], [scale * p[1] for p in below], **style)
+    if above:
+        labels = ax.get_legend_handles_labels()[1]
+        ax.plot([p[0] for p in above], [scale * p[1] for p in above], **ABOVE_CEILING,
+                label=None if ABOVE_CEILING_LABEL in labels else ABOVE_CEILING_LABEL)
+    for x, value, shape in points:
+        PLOTTED.append({"figure": figure, "series": series, "file": file, "x": x, "value": value,
+                        "ceiling": ceiling, "flagged": ceiling is not None and value > ceiling, "shape": shape})
+
+
+def _legend_outside(ax, **kwargs) -> None:
+    """The legend to the right of the axes, never over the data."""
+    ax.legend(fontsize=kwargs.pop("fontsize", 8), loc="upper left", bbox_to_anchor=(1.02, 1.0), **kwargs)
+
+
 # ---------------------------------------------------------------------------------------------------
 # The plots
 # ---------------------------------------------------------------------------------------------------
@@ -274,7 +340,7 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
     """Achieved GB/s against bytes moved, with the measured copy ceiling and the spec peak."""
     fig, ax = plt.subplots(figsize=(7.5, 4.4))
     sources: list[Source] = []
-    ceiling = spec = None
+    ceiling = spec = exercise_ceiling = None
     if m.baseline is not None:
         b = m.baseline.data
         sources.append(m.baseline)
@@ -291,24 +357,31 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
                 ax.plot(*zip(*pts), "o", color=COLOURS[kernel], alpha=0.85,
                         label=f"softmax fp32, {LABELS[kernel]}")
     for number, source in sorted(m.exercises.items()):
-        rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"
-                and r.get("dtype", "fp32") == "fp32"]  # one shape family: fp32
-        rows = [r for r in _graded_rows(source.data["rows"]) if _kernel_key(r.get("kernel", "")) == "solution"]
-        # One shape family per exercise: exercise 10's file also has a repeat of the solution
-        # ("solution_again") and an fp32 part, which would join points of another family.
-        rows = [r for r in source.data["rows"] if _kernel_key(r.get("kernel", "")) == "solution"
-                and r.get("kernel") != "solution_again" and r.get("part") in (None, "by_T")]
-        pts = sorted((b_, float(r["gbps"])) for r in rows if (b_ := _rows_bytes(r)) and r.get("gbps"))
-        if pts:
-            sources.append(source)
-            what = {1: "vector add", 2: "bias + GELU", 3: "softmax", 4: "persistent softmax",
-                    5: "online softmax", 9: "RMSNorm forward"}.get(number, f"exercise {number}")
-            ax.plot(*zip(*pts), "^-", alpha=0.9, label=f"{what}, exercise {number} solution ({source.gpu})")
-            ceiling = ceiling or _ceiling(source, None)
-            spec = spec or source.data["meta"].get("spec_gbps")
+        if number > 5:  # the memory-bound exercises of chapters 1-6; later chapters plot their own
+            continue
+        # The solution's own rows only (not its tuning variants), fp32, one series per shape family.
+        rows = [r for r in source.data["rows"] if r.get("kernel") == "solution" and r.get("dtype", "fp32") == "fp32"]
+        rows = [r for r in rows if _rows_bytes(r) and r.get("gbps")]
+        if not rows:
+            continue
+        sources.append(source)
+        what = {1: "vector add", 2: "bias + GELU", 3: "softmax", 4: "persistent softmax",
+                5: "online softmax", 9: "RMSNorm forward"}.get(number, f"exercise {number}")
+        own_ceiling = _ceiling(source, None)
+        colour = f"C{number % 10}"
+        for j, (family, members) in enumerate(_families(rows, SHAPE_KEYS)):
+            points = [(_rows_bytes(r), float(r["gbps"]), {k: r.get(k) for k in SHAPE_KEYS if k in r}) for r in members]
+            label = f"{what}, exercise {number} solution" + (f" ({family})" if family else "")
+            _draw_bandwidth(ax, "bandwidth_vs_size.svg", label, source.path.name, points, own_ceiling,
+                            marker="^os"[j % 3], ls=("-", "--", ":")[j % 3], alpha=0.9, color=colour, label=label)
+        # The exercises' own ceiling (the better of a copy and an add) is the line their points obey.
+        exercise_ceiling = max(exercise_ceiling or 0.0, own_ceiling or 0.0) or None
+        spec = spec or source.data["meta"].get("spec_gbps")
+    ceiling = exercise_ceiling or ceiling
     if ceiling:
         ax.axhline(ceiling, color=COLOURS["copy"], ls="--", lw=1)
-        ax.annotate(f"measured ceiling {ceiling:.0f} GB/s", (0.01, ceiling), xycoords=("axes fraction", "data"),
+        what_ceiling = "the better of a copy and an add" if exercise_ceiling else "a copy"
+        ax.annotate(f"measured ceiling {ceiling:.0f} GB/s ({what_ceiling})", (0.01, ceiling), xycoords=("axes fraction", "data"),
                     xytext=(0, 3), textcoords="offset points", fontsize=8)
     if spec:
         ax.axhline(spec, color="#b22222", ls=":", lw=1)
@@ -321,7 +394,7 @@ def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
     ax.set_ylabel("achieved bandwidth (GB/s)")
     ax.set_ylim(0, (spec or ceiling or 1) * 1.12)
     ax.set_title("Small transfers cannot reach the ceiling: a fixed cost per launch dominates")
-    ax.legend(fontsize=8, loc="lower right")
+    _legend_outside(ax, fontsize=7)
     _save(fig, out, "bandwidth_vs_size.svg", sources, written)
 
 
@@ -369,10 +442,13 @@ def _two_sweeps(ax_n, ax_m, series: dict, kernels: tuple[str, ...]) -> None:
         by_n = sorted((nn, f) for mm, nn, f in pts if mm == common_m)
         by_m = sorted((mm, f) for mm, nn, f in pts if nn == common_n)
         style = dict(color=COLOURS.get(kernel), label=LABELS.get(kernel, kernel), marker="o", ms=4)
+        figure = ax_n.figure.get_label() or "softmax"
         if by_n:
-            ax_n.plot([p[0] for p in by_n], [100 * p[1] for p in by_n], **style)
+            _draw_bandwidth(ax_n, figure, f"{kernel}, M = {common_m}", "fraction", [(n, f, {"M": common_m, "N": n}) for n, f in by_n],
+                            1.0, scale=100, **style)
         if by_m:
-            ax_m.plot([p[0] for p in by_m], [100 * p[1] for p in by_m], **style)
+            _draw_bandwidth(ax_m, figure, f"{kernel}, N = {common_n}", "fraction", [(mm, f, {"M": mm, "N": common_n}) for mm, f in by_m],
+                            1.0, scale=100, **style)
     for ax, what, fixed in ((ax_n, "N (row length)", f"M = {common_m} rows"),
                             (ax_m, "M (number of rows)", f"N = {common_n}")):
         ax.set_xscale("log", base=2)
@@ -388,8 +464,9 @@ def plot_softmax_comparison(m: Measurements, out: Path, written: dict) -> None:
     series, _ceiling_gbps, sources = _softmax_series(m)
     fig, (ax_n, ax_m) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
     kernels = tuple(k for k in ("naive", "torch", "compile", "triton", "solution") if k in series)
+    fig.set_label("softmax_comparison.svg")
     _two_sweeps(ax_n, ax_m, series, kernels)
-    ax_n.legend(fontsize=8, loc="lower right")
+    _legend_outside(ax_m)
     fig.suptitle("Softmax, fp32: naive vs torch vs torch.compile vs a fused Triton kernel")
     _save(fig, out, "softmax_comparison.svg", sources, written)
 
@@ -425,6 +502,7 @@ def plot_softmax_variants(m: Measurements, out: Path, written: dict) -> None:
                     failures = [(r["M"], r["N"], r["triton_persist_exc"])
                                 for r in m.baseline.data.get("softmax", []) if r.get("triton_persist_exc")]
     fig, (ax_n, ax_m) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
+    fig.set_label("softmax_variants.svg")
     _two_sweeps(ax_n, ax_m, series, ("triton", "persistent", "online"))
     all_m = [mm for pts in series.values() for mm, _n, _f in pts]
     common_m = max(set(all_m), key=all_m.count) if all_m else None
@@ -434,7 +512,7 @@ def plot_softmax_variants(m: Measurements, out: Path, written: dict) -> None:
             ax_n.annotate("persistent: did not compile\n(" + exc.split("(")[0] + ", shared memory)",
                           (nn, 3), xytext=(-8, 12), textcoords="offset points", ha="right", fontsize=7,
                           color=COLOURS["persistent"])
-    ax_n.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 0.12))
+    _legend_outside(ax_m)
     fig.suptitle("Softmax, fp32: three Triton schedules for the same math")
     _save(fig, out, "softmax_variants.svg", sources, written)
 
@@ -528,7 +606,7 @@ def plot_attention(m: Measurements, out: Path, written: dict) -> None:
         ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylabel("TFLOP/s (higher is better)")
     ax.grid(axis="x", visible=False)
-    ax.legend(fontsize=8, loc="upper right")
+    _legend_outside(ax)
     ax.set_ylim(0, max((r["sdpa"] for r in rows), default=1) * 1.2)
     # Exercise 7's file labels bf16 bars and measures fp16 otherwise; the baseline file is all bf16.
     from_baseline = bool(sources) and sources[0] is m.attention
@@ -655,25 +733,30 @@ def plot_cross_entropy_memory(m: Measurements, out: Path, written: dict) -> None
 def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None:
     """Generic: GB/s against bytes moved, one line per kernel, with the file's ceiling."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    by_kernel: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    by_kernel: dict[tuple[str, str], list[dict]] = {}
     rows = source.data["rows"]
     several_dtypes = len({str(r.get("dtype")) for r in rows}) > 1
     for r in rows:
-        moved = _rows_bytes(r)
-        if moved and r.get("gbps"):
+        if isinstance(r, dict) and _rows_bytes(r) and r.get("gbps"):
             dtype = str(r.get("dtype")) if several_dtypes else ""
-            by_kernel.setdefault((str(r.get("kernel", "?")), dtype), []).append((moved, float(r["gbps"])))
+            by_kernel.setdefault((str(r.get("kernel", "?")), dtype), []).append(r)
+    ceiling = _ceiling(source, None)
+    name = f"ex{number:02d}_bandwidth.svg"
     markers = "osD^v<>"
     # The solution first and thick, the others dashed on top: equal results stay visible.
     order = sorted(by_kernel, key=lambda k: (_kernel_key(k[0]) != "solution", k))
     for i, (kernel, dtype) in enumerate(order):
-        pts = sorted(by_kernel[(kernel, dtype)])
         key = _kernel_key(kernel)
-        label = LABELS.get(key, kernel) + (f", {dtype}" if dtype else "")
         solution = key == "solution"
-        ax.plot(*zip(*pts), marker=markers[i % len(markers)], ms=6 if solution else 4, lw=3 if solution else 1.2,
-                ls="-" if solution else "--", alpha=0.6 if solution else 1.0,
-                color=None if several_dtypes else COLOURS.get(key), label=label)
+        families = _families(by_kernel[(kernel, dtype)], SHAPE_KEYS)
+        for j, (family, members) in enumerate(families):
+            label = LABELS.get(key, kernel) + (f", {dtype}" if dtype else "") + (f" ({family})" if family and len(families) > 1 else "")
+            points = [(_rows_bytes(r), float(r["gbps"]), {k: r.get(k) for k in SHAPE_KEYS if k in r}) for r in members]
+            _draw_bandwidth(ax, name, label, source.path.name, points, ceiling,
+                            marker=markers[(i + j) % len(markers)], ms=6 if solution else 4,
+                            lw=3 if solution else 1.2, ls="-" if solution else "--",
+                            alpha=0.6 if solution else 1.0,
+                            color=None if several_dtypes or len(families) > 1 else COLOURS.get(key), label=label)
     meta = source.data["meta"]
     if meta.get("ceiling_gbps"):
         parts = [f"{name} {float(meta[k]):.0f}" for name, k in (("copy", "copy_gbps"), ("add", "add_gbps"))
@@ -689,7 +772,7 @@ def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None
     ax.set_xlabel("bytes moved per call (the exercise's minimum byte count)")
     ax.set_ylabel("achieved GB/s")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    _legend_outside(ax, fontsize=7)
     ax.set_title(f"Exercise {number}: achieved bandwidth on {source.gpu}")
     _save(fig, out, f"ex{number:02d}_bandwidth.svg", [source], written)
 
@@ -812,7 +895,7 @@ def plot_attention_variants(m: Measurements, out: Path, written: dict) -> None:
             error, sdpa_error = entry["wrong"]
             ax.annotate(f"wrong result: max error {error:.2g} (SDPA's {sdpa_error:.1g}), not timed", (1, i),
                         va="center", fontsize=7, color="#b22222")
-    ax.axvline(85, color="#b22222", ls=":", lw=1, label="issue 6's target, 85%")
+    ax.axvline(85, color="#b22222", ls=":", lw=1, label="the course's target, 85%")
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=8)
     ax.set_ylim(len(names) - 0.4, -0.6)  # first variant on top, room below the last
@@ -820,7 +903,7 @@ def plot_attention_variants(m: Measurements, out: Path, written: dict) -> None:
     ax.set_xticks(range(0, 101, 20))
     ax.set_xlabel("throughput as a percentage of SDPA (cuDNN), timed in turns with it")
     ax.grid(axis="y", visible=False)
-    ax.legend(fontsize=8, loc="upper right")
+    _legend_outside(ax)
     ax.set_title("Attention forward at B 4, H 32, S 4096, D 128, fp16: what we tried", fontsize=10)
     _save(fig, out, "ex07_d128_variants.svg", [source], written)
 
@@ -849,7 +932,7 @@ def plot_power_drift(m: Measurements, out: Path, written: dict) -> None:
     clock.spines["right"].set_visible(True)
     lines = ax.get_legend_handles_labels()
     more = clock.get_legend_handles_labels()
-    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="lower left")
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="upper left", bbox_to_anchor=(1.12, 1.0))
     ax.set_title("B 4, H 32, S 4096, D 128, fp16: SDPA slows as the card reaches its power cap", fontsize=10)
     _save(fig, out, "ex07_power_drift.svg", [source], written)
 
@@ -922,10 +1005,11 @@ def plot_decode_sweep(m: Measurements, out: Path, written: dict) -> None:
     for i, B in enumerate(batches):
         colour = colours(i / max(1, len(batches) - 1))
         for kernel, style, label in (("solution", "-", f"B {B}, solution"), ("flashinfer", ":", f"B {B}, FlashInfer")):
-            pts = sorted((r["S_k"], 100 * r["fraction"]) for r in rows if r["B"] == B and r["kernel"] == kernel)
+            pts = [(r["S_k"], r["fraction"], {"B": B, "S_k": r["S_k"]})
+                   for r in rows if r["B"] == B and r["kernel"] == kernel]
             if pts:
-                ax.plot(*zip(*pts), style, marker="o" if kernel == "solution" else None, ms=4, color=colour,
-                        label=label)
+                _draw_bandwidth(ax, "decode_sweep.svg", label, source.path.name, pts, 1.0, scale=100, ls=style,
+                                marker="o" if kernel == "solution" else None, ms=4, color=colour, label=label)
     ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1)
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))

@@ -48,7 +48,7 @@ from grader.benchmarks import failed_row, time_rows_in_turns
 from grader.specs.ex07_flash_attention import flops, reference
 
 LOG2E = 1.4426950408889634
-SHAPE = (4, 32, 4096, 128)  # B, H, S, D: issue 6's D 128 shape
+SHAPE = (4, 32, 4096, 128)  # B, H, S, D: chapter 8's D 128 shape
 
 
 # --- variants of the solution's kernel -------------------------------------------------------

@@ -1,7 +1,7 @@
 """FlashAttention forward: the solution against PyTorch's scaled_dot_product_attention (SDPA).
 
-Shapes from issue 6: B 8, H 32, S 4096, D 64 and B 4, H 32, S 4096, D 128, causal and not, in
-fp16 (and bf16 at the first shape, the dtype of the CEO's baseline), plus one ragged length
+Shapes of chapter 8: B 8, H 32, S 4096, D 64 and B 4, H 32, S 4096, D 128, causal and not, in
+fp16 (and bf16 at the first shape, the dtype of the calibration run in h200-attention-2026-11-30.json), plus one ragged length
 (B 4, H 16, S 4000, D 64; and D 128). Each row has TFLOP/s (4 · B · H · S² · D, half of that
 causal), the ratio to SDPA on the same inputs, and the solution's largest difference from SDPA's
 output. The solution and SDPA are timed in turns, three rounds each (`time_rows_in_turns`: SDPA's

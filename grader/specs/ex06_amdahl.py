@@ -3,7 +3,7 @@
 
 Three parts:
 
-1. **The formulas** on hand-computed cases: the seed's numbers (f = 0.21, s = 1.49 -> 1.074x,
+1. **The formulas** on hand-computed cases: the worked example (f = 0.21, s = 1.49 -> 1.074x,
    ceiling 1.266x, 27.9% of the ceiling captured), f = 0, s = 1, f = 1, f -> 1, a slowdown
    (s < 1), an infinitely fast part (s = inf gives the ceiling), and impossible inputs that must
    raise ``ValueError``.
@@ -49,7 +49,7 @@ FUNCTION = "predict_speedup"
 EXERCISE = catalogue.get(6)
 FUNCTIONS = ("amdahl_speedup", "amdahl_ceiling", "softmax_fraction", "largest_operator", "predict_speedup")
 
-#: The seed's H200 numbers (chapter 7): softmax 21% of the pass at seq 2048, a 1.49x faster softmax.
+#: The worked example every check uses: softmax a fraction 0.21 of the pass, made 1.49x faster.
 SEED_F, SEED_S = 0.21, 1.49
 SEED_SPEEDUP, SEED_CEILING, SEED_CAPTURED = 1.074, 1.266, 0.279
 
@@ -249,7 +249,7 @@ def test_rejects_impossible_input(learner, case):
 
 
 def test_seed_reasoning(learner):
-    """The seed's numbers, through the learner's own functions: 1.074x, 1.266x, 27.9% captured."""
+    """The worked example through the learner's own functions: 1.074x, 1.266x, 27.9% captured."""
     speedup = _number(_call(_function(learner, "amdahl_speedup"), (SEED_F, SEED_S), "amdahl_speedup(0.21, 1.49)"),
                       "amdahl_speedup(0.21, 1.49)")
     top = _number(_call(_function(learner, "amdahl_ceiling"), (SEED_F,), "amdahl_ceiling(0.21)"), "amdahl_ceiling(0.21)")
@@ -257,9 +257,9 @@ def test_seed_reasoning(learner):
     checks.require(
         round(speedup, 3) == SEED_SPEEDUP and round(top, 3) == SEED_CEILING and share is not None
         and round(share, 3) == SEED_CAPTURED,
-        f"with the seed's f = 0.21 and s = 1.49 your functions give {_fmt(speedup)}x end to end and a ceiling "
+        f"with f = 0.21 and s = 1.49 your functions give {_fmt(speedup)}x end to end and a ceiling "
         f"of {_fmt(top)}x ({'no' if share is None else f'{share:.1%}'} share of the ceiling's gain captured); "
-        f"the H200 measured 1.074x, 1.266x and 27.9%",
+        f"Amdahl's law gives 1.074x, 1.266x and 27.9%",
     )
 
 
@@ -501,7 +501,7 @@ def _learner_or(compute: Callable[[], Any], fallback: Any) -> Any:
 
 
 def recorded_summary(learner, row: dict, predicted: float, s: float, source: str) -> dict:
-    """The seed's reasoning with the learner's functions on the recorded seq-2048 profile (no GPU needed)."""
+    """The worked reasoning with the learner's functions on the recorded seq-2048 profile (no GPU needed)."""
     rows = row["profile"]
     label = f"the seq {GPU_SEQ} profile"
     f = _learner_or(lambda: _fraction(learner, rows, label), profiling.softmax_share(rows))
@@ -522,7 +522,7 @@ def recorded_summary(learner, row: dict, predicted: float, s: float, source: str
                   f"{row.get('softmax_ms_torch', 0):.3f} → {row.get('softmax_ms_swapped', 0):.3f} ms")
     else:
         measured_text = "not measured: a CPU placeholder profile has no GPU run; run on a GPU to measure yours"
-        s_text = "the seed's kernel on the H200: the placeholder has no measured speedup"
+        s_text = "s = 1.49, the worked example: the placeholder has no measured speedup"
     lines = summary_lines(
         f=f, soft_text=_soft_text(rows), s=s, s_text=s_text, predicted=predicted, measured=measured,
         measured_text=measured_text, top=top, largest_before=before, largest_before_share=_share(rows, before),
