@@ -204,11 +204,11 @@ CONFIGS: dict[int, BenchConfig] = {
              "timed with it: a paged kernel reads the pages where they are.",
     ),
     9: BenchConfig(
-        # The forward (the catalogue's function); the backward is in grader/benchmarks/ex09_rmsnorm.py.
+        # The forward (the catalogue's function); the backward is in tools/benchmarks/ex09_rmsnorm.py.
         sizes=tuple({"m": 16384, "n": 1 << k} for k in range(10, 15)),  # N = 1024 ... 16384
         make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm}, compile=True,
         x_key="n", x_label="N (columns; M = 16384 rows)", dtype=torch.bfloat16, output=lambda result: result[0],
-        note="The forward only: y and a float32 rstd per row. `python -m grader.benchmarks.ex09_rmsnorm` "
+        note="The forward only: y and a float32 rstd per row. `python -m tools.benchmarks.ex09_rmsnorm` "
              "times the backward and the pair against torch.compile and Liger-Kernel.",
     ),
     10: BenchConfig(

@@ -342,7 +342,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "The forward's floor, on its minimum bytes (read x and weight, write y and a float32 rstd) at "
             "M x 4096 bf16 with M >= 16384 and x + y >= 8 L2 sizes; the backward's floor, 0.60 on its minimum "
             "(read dy, x, weight, rstd; write dx and dweight), is BACKWARD_FLOOR in the spec. Both are set by "
-            "the byte model until the H200 run of grader/benchmarks/ex09_rmsnorm.py is committed "
+            "the byte model until the H200 run of tools/benchmarks/ex09_rmsnorm.py is committed "
             "(docs/measurements/h200-ex09-rmsnorm.json): a forward that reads x twice moves 1.5x its minimum "
             "and a backward that re-reads x and dy for dweight (a second, separate reduction) moves 5/3 "
             "of its own, so even at 95% of the ceiling on the bytes they move they are "
@@ -381,7 +381,7 @@ EXERCISES: tuple[Exercise, ...] = (
         floor_reason=(
             "Credited by the algorithm's byte count, 3·T·V·element_size + 8·T + 4 (the logits read twice and "
             "written once), at T = 8192, V = 128256 bf16 (docs/measurements/h200-ex10-cross-entropy.json, "
-            "python -m grader.benchmarks.ex10_cross_entropy, records the solution and its peers in turns). "
+            "python -m tools.benchmarks.ex10_cross_entropy, records the solution and its peers in turns). "
             "A kernel that reads each row three times (a max pass, a sum pass, then the gradient) moves 4/3 of "
             "those bytes and cannot pass 75%; 0.70 asks for the two-pass online algorithm with blocks large "
             "enough to keep the memory busy, and leaves a learner's card and block size a margin."

@@ -19,7 +19,7 @@ Measured on an NVIDIA H200 (16384 × 4096 fp32, Triton 3.6, docs/measurements/h2
 and h200-tiles-ex02.json): the eager pair took 0.325 ms; this flat kernel on contiguous rows moved 94% of
 the measured ceiling, and ``torch.compile`` 94%. The same kernel through its strided path (an integer
 division per element) reached 90%; fourteen 2-D tilings (a program owns rows × columns) reached 76–90%.
-``python -m grader.benchmarks ex02_bias_gelu`` measures this file against the eager pair and
+``python -m tools.benchmarks ex02_bias_gelu`` measures this file against the eager pair and
 ``torch.compile`` on your GPU.
 """
 

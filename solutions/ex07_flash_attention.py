@@ -22,7 +22,7 @@ the same loop with masks. Keys at ``end`` and beyond are never loaded.
 Numbers: on an NVIDIA H200 (Triton 3.6) a plainer FlashAttention-2 forward, one masked loop
 for every block, reached 81% of PyTorch's ``scaled_dot_product_attention`` at B 8, H 32,
 S 4096, D 64, bf16 (384 of 472 TFLOP/s) and 63% causal. This kernel's own numbers come from
-``python -m grader.benchmarks ex07_flash_attention`` (docs/measurements/).
+``python -m tools.benchmarks ex07_flash_attention`` (docs/measurements/).
 """
 
 import math
@@ -187,10 +187,10 @@ def _config(head_dim: int, causal: bool) -> tuple[int, int, int, int]:
     with the math on this one: q (128 x D) plus 3 x (K and V blocks of 64 x D) is 112 KB of shared
     memory at D = 128, well within the H200's 227 KB. (128, 64, 8, 3) is what measured best on the
     H200 for a plain Triton kernel at D 64 (CEO baseline, Triton 3.6);
-    `grader/benchmarks/ex07_flash_attention.py` sweeps the alternatives per head size and mask.
+    `tools/benchmarks/ex07_flash_attention.py` sweeps the alternatives per head size and mask.
     At D = 128 this kernel reaches 80-87% of SDPA (cuDNN) on the H200, and no tiling we measured
     does better: the softmax waits for the tensor cores and they for it. Chapter 8 shows why, and
-    what else we tried (`grader/benchmarks/ex07_attention_variants.py`).
+    what else we tried (`tools/benchmarks/ex07_attention_variants.py`).
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
         return 64, 32, 4, 1

@@ -817,7 +817,7 @@ def test_no_scores_in_memory(learner_function, rng, device, mode, check):
 #: (B, H_q, H_kv, D, S_k, page_size), bf16: a serving batch of 64 sequences of 4096 tokens, pages of 16.
 #: A call there moves 1 GiB of cache (about 0.25 ms on an H200): the grader's clock measures the
 #: memory, not Python's launch time, which at B 1 is as long as the kernels (the benchmark,
-#: grader/benchmarks/ex08_decode.py, times B 1 and B 8 with do_bench, in turns with FlashInfer and SDPA).
+#: tools/benchmarks/ex08_decode.py, times B 1 and B 8 with do_bench, in turns with FlashInfer and SDPA).
 PERF_SHAPES = [(64, 32, 8, 128, 4096, 16)]
 
 
