@@ -2,7 +2,8 @@
 
 The CLI (`grade list`, `grade exercise N`, `grade hint N`), the course's own tests and the
 site all read this list, so adding an exercise means adding one entry here plus its spec
-(`grader/specs/`), stub (`exercises/`), solution (`solutions/`) and docs page.
+(`grader/specs/`), stub (`exercises/`), solution (`solutions/`) and docs page; `grade check-course`
+names whatever else is missing (the nav, the tables, the measurement behind the floor).
 
 Floors are fractions of the bandwidth ceiling measured on the learner's own GPU
 (see `grader.perf`). Each one carries the measurement that justifies it.
@@ -37,6 +38,9 @@ class Exercise:
     floor: float | None
     #: Why the floor is where it is, with the measurement behind it.
     floor_reason: str
+    #: The measurement the reason cites: (file relative to the repository root, the key in it that
+    #: holds the figures). None only where there is no floor. `grade check-course` opens it.
+    floor_measurement: tuple[str, str] | None
 
     @property
     def spec_module(self) -> str:
@@ -87,6 +91,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "87%, so 80% asks for a correct tail mask and a sane block without punishing a learner "
             "whose card or block size costs a few percent."
         ),
+        floor_measurement=("docs/measurements/h200-ex01-vector-add.json", "rows"),
         **_files(1, "vector_add"),
     ),
     Exercise(
@@ -119,6 +124,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "through its strided path 90%; fourteen 2-D tilings 76-90%. 0.70 passes any sensibly "
             "organised fused kernel and fails the unfused pair by a wide margin."
         ),
+        floor_measurement=("docs/measurements/h200-ex02-bias-gelu.json", "rows"),
         **_files(2, "bias_gelu"),
     ),
     Exercise(
@@ -149,6 +155,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "61% (32 warps). 0.80 passes a one-row-per-program kernel with any reasonable num_warps and "
             "fails a multi-pass one (torch.softmax eager: 58%)."
         ),
+        floor_measurement=("docs/measurements/h200-ex03-softmax.json", "rows"),
         **_files(3, "softmax"),
     ),
     Exercise(
@@ -178,6 +185,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "78% at 4096 x 4096, against 91% and 82% for one program per row; it won only at 256 x 4096 "
             "(27% against 24%). 0.70 asks for a working persistent kernel, not a win."
         ),
+        floor_measurement=("docs/measurements/h200-ex04-softmax-persistent.json", "rows"),
         **_files(4, "softmax_persistent"),
     ),
     Exercise(
@@ -207,6 +215,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "blocks 94%, 4096-wide 80%, 2048-wide with 4 warps 63%. 0.75 fails the smallest blocks, which "
             "cannot keep enough loads in flight."
         ),
+        floor_measurement=("docs/measurements/h200-ex05-online-softmax.json", "rows"),
         **_files(5, "online_softmax"),
     ),
     Exercise(
@@ -235,6 +244,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "prediction only 1.5%. The local speedup itself (1.49x) and the ceiling (1.266x) are >= 18% "
             "from the seed's 1.074x, so a wrong line of thought cannot pass."
         ),
+        floor_measurement=None,
         **_files(6, "amdahl"),
     ),
     Exercise(
@@ -268,6 +278,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "(63% causal, every block masked). A kernel that computes the blocks above the diagonal and masks them does about half "
             "the causal throughput: 0.5 passes a plain correct kernel and fails that one."
         ),
+        floor_measurement=("docs/measurements/h200-ex07-flash-attention.json", "rows"),
         **_files(7, "flash_attention"),
     ),
     Exercise(
@@ -306,6 +317,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "cache. 0.70 passes a split-KV kernel that reads each K/V tile once per KV head and fails one "
             "program per (sequence, query head), which reads the cache G = 4 times."
         ),
+        floor_measurement=("docs/measurements/h200-ex08-decode.json", "rows"),
         **_files(8, "decode"),
     ),
     Exercise(
@@ -349,6 +361,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "credited 63% and 57%. The floors fail those; that they pass a one-pass pair with sensible warps "
             "is what the H200 run must confirm before this reason cites it."
         ),
+        floor_measurement=("docs/measurements/h200-ex09-rmsnorm.json", "rows"),
         **_files(9, "rmsnorm"),
     ),
     Exercise(
@@ -386,6 +399,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "those bytes and cannot pass 75%; 0.70 asks for the two-pass online algorithm with blocks large "
             "enough to keep the memory busy, and leaves a learner's card and block size a margin."
         ),
+        floor_measurement=("docs/measurements/h200-ex10-cross-entropy.json", "rows"),
         **_files(10, "cross_entropy"),
     ),
 )

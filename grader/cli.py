@@ -2,6 +2,7 @@
 
 Learners: ``list`` · ``exercise N`` · ``show N`` · ``watch [N]`` · ``hint N`` · ``solution N`` ·
 ``reset N`` · ``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
+Maintainers: ``check-course`` (every exercise's files, pages, tables and measurements).
 
 Exit status: 0 passed (or done), 1 failed (or refused, with a sentence saying why), 2 usage error.
 Commands that do not grade avoid importing torch and Triton so they answer at once.
@@ -371,6 +372,20 @@ def cmd_doctor(args, console: Console) -> int:
     return EXIT_PASSED
 
 
+def cmd_check_course(args, console: Console) -> int:
+    from grader import course_check
+
+    found = course_check.problems()
+    if not found:
+        console.print(f"check-course: OK, {len(catalogue.EXERCISES)} exercises, every file, page, table row and "
+                      "measurement in place", soft_wrap=True)
+        return EXIT_PASSED
+    console.print(Text(f"check-course: {len(found)} thing{'s' if len(found) != 1 else ''} missing", style="red"), soft_wrap=True)
+    for problem in found:
+        console.print(Text(f"- {problem}"), soft_wrap=True)
+    return EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grade", description="Grade the Triton course's exercises.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -454,6 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interpreter", action="store_true", help="report as if no GPU were present")
     p.add_argument("--refresh", action="store_true", help="measure the ceiling again instead of using the cache")
     p.set_defaults(handler=cmd_doctor)
+
+    p = sub.add_parser("check-course", help="maintainers: every exercise's stub, solution, spec, page, tables and "
+                                            "measurement in place")
+    p.set_defaults(handler=cmd_check_course)
     return parser
 
 

@@ -43,9 +43,9 @@ def mark_passed(number: int) -> None:
 
 # --- usage and list ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv", [["exercise", "99"], ["hint", "0"], ["solution", "8"], ["exercise"],
+@pytest.mark.parametrize("argv", [["exercise", "99"], ["hint", "0"], ["solution", str(len(catalogue.EXERCISES) + 1)], ["exercise"],
                                   ["batch", "tests"], ["nonsense"], []],
-                         ids=["no-exercise-99", "no-exercise-0", "no-exercise-8", "missing-N", "batch-without-N",
+                         ids=["no-exercise-99", "no-exercise-0", "no-exercise-after-the-last", "missing-N", "batch-without-N",
                               "unknown-command", "no-command"])
 def test_usage_errors_exit_2(capsys, argv):
     code, out, err = grade(capsys, *argv)
