@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from grader import catalogue
+from grader.results import Kind
 
 # --- what to sweep, per exercise ----------------------------------------------------------------
 
@@ -311,7 +312,7 @@ def _describe(exc: BaseException) -> tuple[str, bool]:
     if isinstance(exc, torch.cuda.OutOfMemoryError):
         return "out of memory at this size", False
     failure = describe_exception(exc, None)
-    return str(failure), failure.kind == "fatal"
+    return str(failure), failure.kind == Kind.FATAL
 
 
 def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time_ms: Callable[[Callable], float],

@@ -46,6 +46,7 @@ import torch
 from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import ACCESS_KINDS, GradeFailure
+from grader.results import Kind
 
 NEG_INF = float("-inf")
 #: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
@@ -389,7 +390,7 @@ def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torc
     try:
         return check(fn, strided, dtype=dtype, grid=grid)
     except GradeFailure as failure:
-        if failure.kind not in ("wrong",) + ACCESS_KINDS:
+        if failure.kind not in (Kind.WRONG, *ACCESS_KINDS):
             raise
         try:
             check(fn, x.contiguous(), dtype=dtype, grid=grid)

@@ -1,5 +1,5 @@
 """Checks for exercise 6, Amdahl's Law: ``amdahl_speedup``, ``amdahl_ceiling``, ``softmax_fraction``,
-``largest_operator`` and ``predict_speedup`` (FUNCTION, the one the exercise builds up to).
+``largest_operator`` and ``predict_speedup`` (the catalogue's function, the one the exercise builds up to).
 
 Three parts:
 
@@ -45,9 +45,8 @@ import torch
 from grader import catalogue, checks, model, profiling
 from grader.amdahl import amdahl, captured, ceiling
 from grader.failures import GradeFailure
+from grader.results import Kind
 
-FUNCTION = "predict_speedup"
-EXERCISE = catalogue.get(6)
 FUNCTIONS = ("amdahl_speedup", "amdahl_ceiling", "softmax_fraction", "largest_operator", "predict_speedup")
 
 #: The seed's H200 numbers (chapter 7): softmax 21% of the pass at seq 2048, a 1.49x faster softmax.
@@ -129,7 +128,7 @@ def _call(fn: Callable, args: tuple, label: str) -> Any:
     try:
         return fn(*args)
     except GradeFailure as failure:  # the learner's exception, already a sentence
-        if failure.kind == "not_implemented":
+        if failure.kind == Kind.NOT_IMPLEMENTED:
             raise  # the plugin says "not implemented yet" and stops: every other check would say the same
         raise GradeFailure(f"{label}: {failure}", kind=failure.kind) from None
 
@@ -205,7 +204,7 @@ def test_amdahl_ceiling(learner, case):
                 raise GradeFailure(f"{label} raised ZeroDivisionError: when the part is all of the time, an "
                                    "infinitely fast part makes the whole free and nothing bounds the speedup: "
                                    "return math.inf") from None
-            if failure.kind == "not_implemented":
+            if failure.kind == Kind.NOT_IMPLEMENTED:
                 raise
             raise GradeFailure(f"{label}: {failure}", kind=failure.kind) from None
     else:
@@ -225,7 +224,7 @@ def test_rejects_impossible_input(learner, case):
     except GradeFailure as failure:  # the learner's exception, as a sentence and a class name
         if failure.raised == "ValueError":
             return
-        if failure.kind == "not_implemented":
+        if failure.kind == Kind.NOT_IMPLEMENTED:
             raise
         raise GradeFailure(f"{label} raised {failure.raised or 'an error'} instead of ValueError: check the inputs "
                            f"before computing ({why})") from None
@@ -575,7 +574,7 @@ def check_measurement(learner, measured: dict, softmax_source: str, where: str, 
     before = check_largest(learner, rows, label, where)
     after = check_largest(learner, swapped, f"this GPU's profile with {softmax_source.split(' ')[0]}", where)
     s = measured["local_speedup"]
-    learner_function = _function(learner, FUNCTION)
+    learner_function = _function(learner, "predict_speedup")
     predicted = check_prediction(learner_function, rows, s, label, where)
     top = _number(_call(_function(learner, "amdahl_ceiling"), (f,), f"amdahl_ceiling({f:.4f})"), "amdahl_ceiling")
     measured_speedup = measured["measured_speedup"]
@@ -650,7 +649,7 @@ def test_performance(learner, mode, check):
                                  "function": ex3.function, "kwargs": {"seq": GPU_SEQ, "batch": batch}}, timeout=600)
     except GradeFailure as failure:
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} failed: {failure}",
-                           kind="wrong") from None
+                           kind=Kind.WRONG) from None
     finally:
         process.close()
     measured = reply.get("result")
