@@ -3,7 +3,7 @@
 For each exercise: its stub and solution exist and define the function; its spec module exists;
 its docs page exists and is in mkdocs.yml's nav; the README's exercise table and
 docs/exercises/index.md have its row; its floor names a measurement file whose key holds figures;
-it has hints; `grade bench` knows it (a sweep in `grader.bench.CONFIGS` or a reason in `NO_BENCH`).
+it has hints; `grade bench` knows it (a sweep in `grader.bench_sweep.CONFIGS` or a reason in `NO_BENCH`).
 And no exercise, solution or spec file exists that no entry names.
 
 Each problem is one sentence naming the one place to edit. Nothing here imports torch or Triton
@@ -24,7 +24,7 @@ from grader.catalogue import Exercise
 NAV_FILE = "mkdocs.yml"
 README_FILE = "README.md"
 EXERCISE_INDEX = "docs/exercises/index.md"
-BENCH_MODULE = "grader/bench.py"
+BENCH_MODULE = "grader/bench_sweep.py"
 
 
 def _read(root: Path, relative: str) -> str | None:

@@ -87,8 +87,8 @@ BREAKAGES = {
                     ["exercise 3's `floor_measurement`", "h200-ex03-softmax.json, which is missing"]),
     "measurement-key": (lambda root: (root / "docs/measurements/h200-ex03-softmax.json").write_text('{"rows": []}'),
                         ["h200-ex03-softmax.json", "no figures under the key 'rows'"]),
-    "bench": (lambda root: _drop_line(root / "grader/bench.py", r"^    6: \"exercise 6 is about"),
-              ["grader/bench.py has no sweep for exercise 6"]),
+    "bench": (lambda root: _drop_line(root / "grader/bench_sweep.py", r"^    6: \"exercise 6 is about"),
+              ["grader/bench_sweep.py has no sweep for exercise 6"]),
     "stray-file": (lambda root: (root / "exercises/ex11_extra.py").write_text("def extra(): pass\n"),
                    ["exercises/ex11_extra.py belongs to no exercise"]),
 }

@@ -550,7 +550,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
 
     Raises BenchUnavailable when the bench cannot run at all (no GPU, no bench for exercise N).
     """
-    from grader import mode, perf, progress
+    from grader import mode, perf, progress_file
 
     exercise = catalogue.get(number)
     config = config_for(number)
@@ -569,7 +569,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
     function = getattr(module, exercise.function, None) if module is not None else None
     if module is not None and function is None:
         problem = f"{path} does not define `{exercise.function}`"
-    if not progress.load().passed(number) and path == exercise.learner_path:
+    if not progress_file.load().passed(number) and path == exercise.learner_path:
         console.print(f"[yellow]Exercise {number} is not passed yet: a wrong result is reported, not timed.[/]")
 
     info = perf.gpu_info()
@@ -598,7 +598,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
             "ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
             "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
             "dtype": dtype_label, "learner_file": str(path), "command": f"grade bench {number}"}
-    folder = out_dir or progress.state_dir() / "bench"
+    folder = out_dir or progress_file.state_dir() / "bench"
     stem = f"ex{number:02d}-{time.strftime('%Y%m%d-%H%M%S')}"
     json_path, png_path, why = write_outputs(rows, config, meta=meta, folder=folder, stem=stem,
                                              ceiling_gbps=ceiling.ceiling_gbps, title=title)
