@@ -59,5 +59,5 @@ if [ -n "${EXTRA_CMD:-}" ]; then
 fi
 grade doctor 2>&1 | tee "$OUT/doctor.txt"
 if [ $# -gt 0 ]; then
-  python3 -m grader.benchmarks "$@" --out "$OUT/measurements" 2>&1 | tee "$OUT/benchmarks.txt"
+  python3 -m tools.benchmarks "$@" --out "$OUT/measurements" 2>&1 | tee "$OUT/benchmarks.txt"
 fi

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader import catalogue
+from grader.results import Kind
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Submission:
         """Checks that count: everything except checks skipped by design."""
         if self.run is None:
             return []
-        return [c for c in self.run.checks if not (c.skipped and c.kind != "not_run")]
+        return [c for c in self.run.checks if not (c.skipped and c.kind != Kind.NOT_RUN)]
 
     @property
     def passed(self) -> bool:
@@ -76,7 +77,7 @@ class Submission:
         if self.run is None:
             return []
         messages = [f"{c.name}: {c.message}" for c in self.run.checks
-                    if not c.passed and not c.skipped and c.kind != "not_run"]
+                    if not c.passed and not c.skipped and c.kind != Kind.NOT_RUN]
         if self.run.fatal:
             messages.insert(0, self.run.fatal)
         return messages
@@ -173,7 +174,7 @@ def csv_row(s: Submission, points: float) -> dict:
         "max_score": points,
         "checks_passed": s.checks_passed,
         "checks_counted": len(s.counted),
-        "checks_not_run": sum(1 for c in (s.run.checks if s.run else []) if c.kind == "not_run"),
+        "checks_not_run": sum(1 for c in (s.run.checks if s.run else []) if c.kind == Kind.NOT_RUN),
         "mode": getattr(s.run, "mode", ""),
         "seconds": s.seconds,
         "first_failure": (s.failures() or [""])[0][:500],

@@ -2,7 +2,8 @@
 
 The CLI (`grade list`, `grade exercise N`, `grade hint N`), the course's own tests and the
 site all read this list, so adding an exercise means adding one entry here plus its spec
-(`grader/specs/`), stub (`exercises/`), solution (`solutions/`) and docs page.
+(`grader/specs/`), stub (`exercises/`), solution (`solutions/`) and docs page; `grade check-course`
+names whatever else is missing (the nav, the tables, the measurement behind the floor).
 
 Floors are fractions of the bandwidth ceiling measured on the learner's own GPU
 (see `grader.perf`). Each one carries the measurement that justifies it.
@@ -37,6 +38,9 @@ class Exercise:
     floor: float | None
     #: Why the floor is where it is, with the measurement behind it.
     floor_reason: str
+    #: The measurement the reason cites: (file relative to the repository root, the key in it that
+    #: holds the figures). None only where there is no floor. `grade check-course` opens it.
+    floor_measurement: tuple[str, str] | None
 
     @property
     def spec_module(self) -> str:
@@ -87,6 +91,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "correct tail mask and a sane block without punishing a learner whose card or block size costs a "
             "few percent."
         ),
+        floor_measurement=("docs/measurements/h200-ex01-vector-add.json", "rows"),
         **_files(1, "vector_add"),
     ),
     Exercise(
@@ -119,6 +124,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "the minimum bytes; h200-tiles-ex02.json, rows[kernel=tile], for fourteen 2-D tilings. 0.70 passes "
             "any sensibly organised fused kernel and fails the unfused pair by a wide margin."
         ),
+        floor_measurement=("docs/measurements/h200-ex02-bias-gelu.json", "rows"),
         **_files(2, "bias_gelu"),
     ),
     Exercise(
@@ -149,6 +155,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "for other warp counts, rows[kernel=torch,M=16384,N=4096,dtype=fp32] for torch.softmax eager. 0.80 "
             "passes a one-row-per-program kernel with any reasonable num_warps and fails a multi-pass one."
         ),
+        floor_measurement=("docs/measurements/h200-ex03-softmax.json", "rows"),
         **_files(3, "softmax"),
     ),
     Exercise(
@@ -178,6 +185,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "at M x N = 16384 x 4096, 4096 x 4096 and 256 x 4096 (the only shape where it won). 0.70 asks for a "
             "working persistent kernel, not a win."
         ),
+        floor_measurement=("docs/measurements/h200-ex04-softmax-persistent.json", "rows"),
         **_files(4, "softmax_persistent"),
     ),
     Exercise(
@@ -206,6 +214,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "solution's 8192-wide blocks, the variant_b* rows at M=256 for 2048- to 16384-wide blocks. 0.75 "
             "fails the smallest blocks, which cannot keep enough loads in flight."
         ),
+        floor_measurement=("docs/measurements/h200-ex05-online-softmax.json", "rows"),
         **_files(5, "online_softmax"),
     ),
     Exercise(
@@ -235,6 +244,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "1.49, S = 1.074x) the local speedup and the ceiling (1.266x) are both >= 18% from S, so a wrong "
             "line of thought cannot pass."
         ),
+        floor_measurement=None,
         **_files(6, "amdahl"),
     ),
     Exercise(
@@ -268,6 +278,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "the blocks above the diagonal and masks them does about half the causal throughput: 0.5 passes a "
             "plain correct kernel and fails that one."
         ),
+        floor_measurement=("docs/measurements/h200-ex07-flash-attention.json", "rows"),
         **_files(7, "flash_attention"),
     ),
     Exercise(
@@ -306,6 +317,7 @@ EXERCISES: tuple[Exercise, ...] = (
             "cache. 0.70 passes a split-KV kernel that reads each K/V tile once per KV head and fails one "
             "program per (sequence, query head), which reads the cache G = 4 times."
         ),
+        floor_measurement=("docs/measurements/h200-ex08-decode.json", "rows"),
         **_files(8, "decode"),
     ),
     Exercise(
@@ -342,13 +354,14 @@ EXERCISES: tuple[Exercise, ...] = (
             "The forward's floor, on its minimum bytes (read x and weight, write y and a float32 rstd) at "
             "M x 4096 bf16 with M >= 16384 and x + y >= 8 L2 sizes; the backward's floor, 0.60 on its minimum "
             "(read dy, x, weight, rstd; write dx and dweight), is BACKWARD_FLOOR in the spec. Both are set by "
-            "the byte model until the H200 run of grader/benchmarks/ex09_rmsnorm.py is committed "
+            "the byte model until the H200 run of tools/benchmarks/ex09_rmsnorm.py is committed "
             "(docs/measurements/h200-ex09-rmsnorm.json): a forward that reads x twice moves 1.5x its minimum "
             "and a backward that re-reads x and dy for dweight (a second, separate reduction) moves 5/3 "
             "of its own, so even at 95% of the ceiling on the bytes they move they are "
             "credited 63% and 57%. The floors fail those; that they pass a one-pass pair with sensible warps "
             "is what the H200 run must confirm before this reason cites it."
         ),
+        floor_measurement=("docs/measurements/h200-ex09-rmsnorm.json", "rows"),
         **_files(9, "rmsnorm"),
     ),
     Exercise(
@@ -381,11 +394,12 @@ EXERCISES: tuple[Exercise, ...] = (
         floor_reason=(
             "Credited by the algorithm's byte count, 3·T·V·element_size + 8·T + 4 (the logits read twice and "
             "written once), at T = 8192, V = 128256 bf16 (docs/measurements/h200-ex10-cross-entropy.json, "
-            "python -m grader.benchmarks.ex10_cross_entropy, records the solution and its peers in turns). "
+            "python -m tools.benchmarks.ex10_cross_entropy, records the solution and its peers in turns). "
             "A kernel that reads each row three times (a max pass, a sum pass, then the gradient) moves 4/3 of "
             "those bytes and cannot pass 75%; 0.70 asks for the two-pass online algorithm with blocks large "
             "enough to keep the memory busy, and leaves a learner's card and block size a margin."
         ),
+        floor_measurement=("docs/measurements/h200-ex10-cross-entropy.json", "rows"),
         **_files(10, "cross_entropy"),
     ),
 )

@@ -40,7 +40,7 @@ from grader import guards, interpreter_fixes
 from grader.compare import Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure, describe_exception
 from grader.learner_process import CallOutcome, LearnerFunction
-from grader.results import CheckRecord, PerformanceRecord
+from grader.results import CheckRecord, Kind, PerformanceRecord
 from grader.watch import Launch, Watch
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -184,18 +184,18 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
         regions = out.outside_writes()
         if regions:
             raise GradeFailure(f"your kernel wrote {_where(regions, name)} (is the store's mask missing or wrong?)",
-                               kind="masking")
+                               kind=Kind.MASKING)
     for g in guarded_inputs:
         regions = g.outside_writes()
         if regions:
             if g.name in inplace:
                 raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: only the elements of `{g.name}` "
-                                   "itself may be overwritten (is the store's mask missing or wrong?)", kind="masking")
-            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only", kind="masking")
+                                   "itself may be overwritten (is the store's mask missing or wrong?)", kind=Kind.MASKING)
+            raise GradeFailure(f"your kernel wrote {_where(regions, g.name)}: inputs are read-only", kind=Kind.MASKING)
         inside = g.inside_writes()
         if inside and g.name not in inplace:
             raise GradeFailure(f"your kernel changed {inside} element{'s' if inside != 1 else ''} of the input "
-                               f"`{g.name}`: inputs are read-only", kind="coverage")
+                               f"`{g.name}`: inputs are read-only", kind=Kind.COVERAGE)
     return returned
 
 
@@ -351,7 +351,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             raise GradeFailure(
                 _READ_WORDS[region].format(name=name) + f": your answer changes when the memory there "
                 f"changes, so a load reads outside `{name}` (a missing or wrong mask or offset). {failure}",
-                kind="masking"
+                kind=Kind.MASKING
             ) from None
         raise failure from None
     named = {g.name: g.view for g in guarded_inputs}
@@ -492,7 +492,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         raise GradeFailure(
             f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
             f"without a mask reaches past the end): {sentence}",
-            kind="masking",
+            kind=Kind.MASKING,
         )
     for name in (max_passes or {}):
         passes = counted.passes(name)

@@ -2,6 +2,7 @@
 
 Learners: ``list`` · ``exercise N`` · ``show N`` · ``watch [N]`` · ``hint N`` · ``solution N`` ·
 ``reset N`` · ``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
+Maintainers: ``check-course`` (every exercise's files, pages, tables and measurements).
 
 Exit status: 0 passed (or done), 1 failed (or refused, with a sentence saying why), 2 usage error.
 Commands that do not grade avoid importing torch and Triton so they answer at once.
@@ -45,10 +46,10 @@ def _learner_file(args, exercise: catalogue.Exercise) -> Path:
 
 
 def cmd_list(args, console: Console) -> int:
-    from grader import progress
-    from grader.render_progress import render_list
+    from grader import progress_file
+    from grader.progress_view import render_list
 
-    render_list(console, progress.load())
+    render_list(console, progress_file.load())
     return EXIT_PASSED
 
 
@@ -59,14 +60,14 @@ def _positive(value: float | None, option: str) -> None:
 
 def _hidden_state() -> tuple[str, ...]:
     """Folders the learner's process must not see: the progress and backup files."""
-    from grader import progress
+    from grader import progress_file
 
-    folder = progress.state_dir()
+    folder = progress_file.state_dir()
     return (str(folder),) if folder.is_dir() else ()
 
 
 def cmd_exercise(args, console: Console) -> int:
-    from grader import isolation, progress, report
+    from grader import isolation, progress_file, report
 
     exercise = _exercise(args.number)
     path = _learner_file(args, exercise)
@@ -88,7 +89,7 @@ def cmd_exercise(args, console: Console) -> int:
         replacements = {c.name: c for c in counted.checks if c.name.startswith("traffic")}
         run.checks = [replacements.pop(c.name, c) for c in run.checks] + list(replacements.values())
     if not args.from_path:
-        progress.record_run(exercise.number, run)
+        progress_file.record_run(exercise.number, run)
     if args.json:
         print(json.dumps(report.to_json(run), indent=1))
     else:
@@ -140,17 +141,17 @@ def cmd_show(args, console: Console) -> int:
 
 
 def cmd_hint(args, console: Console) -> int:
-    from grader import progress
+    from grader import progress_file
 
     exercise = _exercise(args.number)
     if args.reset:
-        progress.reset_hints(exercise.number)
+        progress_file.reset_hints(exercise.number)
         console.print(f"Hints for exercise {exercise.number} start over: `grade hint {exercise.number}` shows hint 1.")
         return EXIT_PASSED
     if not exercise.hints:
         console.print(f"Exercise {exercise.number} has no hints yet; its page is docs/{exercise.docs_page}.")
         return EXIT_PASSED
-    shown = progress.next_hint(exercise.number, len(exercise.hints)) if not args.all else len(exercise.hints)
+    shown = progress_file.next_hint(exercise.number, len(exercise.hints)) if not args.all else len(exercise.hints)
     for i, hint in enumerate(exercise.hints[:shown], start=1):
         console.print(Text(f"Hint {i} of {len(exercise.hints)}", style="bold"))
         console.print(Text(hint))  # as text: a `[grid]` in a hint is code, not rich markup
@@ -164,11 +165,11 @@ def cmd_hint(args, console: Console) -> int:
 
 
 def cmd_watch(args, console: Console) -> int:
-    from grader import progress, watching
-    from grader.render_progress import available, next_exercise
+    from grader import progress_file, regrade_on_save
+    from grader.progress_view import available, next_exercise
 
     if args.number is None:
-        exercise = next_exercise(progress.load())
+        exercise = next_exercise(progress_file.load())
         if exercise is None:
             console.print("Every exercise available so far is passed: nothing to watch. "
                           "`grade watch N` watches exercise N anyway.")
@@ -183,23 +184,23 @@ def cmd_watch(args, console: Console) -> int:
     except ImportError:
         console.print("grade watch needs the watchfiles package: `pip install watchfiles`.", style="red")
         return EXIT_FAILED
-    session = watching.Session(exercise, grade=watching.isolated_grader(interpreter=args.interpreter,
+    session = regrade_on_save.Session(exercise, grade=regrade_on_save.isolated_grader(interpreter=args.interpreter,
                                                                          timeout=args.timeout),
                                console=console, follow=args.number is None)
-    return watching.watch_loop(watching.file_changes(exercise.learner_path.parent), session)
+    return regrade_on_save.watch_loop(regrade_on_save.file_changes(exercise.learner_path.parent), session)
 
 
 def cmd_solution(args, console: Console) -> int:
     from rich.markdown import Markdown
     from rich.syntax import Syntax
 
-    from grader import progress, workspace
+    from grader import progress_file, workspace
 
     exercise = _exercise(args.number)
     if not exercise.solution_path.is_file():
         console.print(f"Exercise {exercise.number} has no reference solution yet ({exercise.solution_file}).")
         return EXIT_FAILED
-    entry = progress.load().exercise(exercise.number)
+    entry = progress_file.load().exercise(exercise.number)
     if entry.get("state") != "passed" and not args.force:
         so_far = ("you have not graded it yet" if not entry.get("state") else
                   f"your last run, {entry.get('last_run', 'recently')}, did not pass")
@@ -223,12 +224,12 @@ def cmd_solution(args, console: Console) -> int:
 
 
 def cmd_reset(args, console: Console) -> int:
-    from grader import progress, workspace
+    from grader import progress_file, workspace
 
     exercise = _exercise(args.number)
     path = exercise.learner_path
     try:
-        result = workspace.reset_file(path, backup_dir=progress.state_dir() / "backups", ref=args.ref)
+        result = workspace.reset_file(path, backup_dir=progress_file.state_dir() / "backups", ref=args.ref)
     except workspace.WorkspaceError as exc:
         console.print(Text(f"Cannot reset exercise {exercise.number}: {exc}.", style="red"))
         return EXIT_FAILED
@@ -246,12 +247,12 @@ def cmd_reset(args, console: Console) -> int:
 def cmd_bench(args, console: Console) -> int:
     exercise = _exercise(args.number)
     path = _learner_file(args, exercise)
-    from grader import bench
+    from grader import bench_sweep
 
     try:
-        return bench.run(exercise.number, path.resolve(), console, out_dir=Path(args.out) if args.out else None,
+        return bench_sweep.run(exercise.number, path.resolve(), console, out_dir=Path(args.out) if args.out else None,
                          compile=not args.no_compile, dtype_name=args.dtype)
-    except bench.BenchUnavailable as exc:
+    except bench_sweep.BenchUnavailable as exc:
         console.print(Text(f"{str(exc).rstrip('.')}.", style="yellow"))
         return EXIT_FAILED
 
@@ -259,7 +260,7 @@ def cmd_bench(args, console: Console) -> int:
 def cmd_batch(args, console: Console) -> int:
     import time
 
-    from grader import batch, progress
+    from grader import batch, progress_file
 
     exercise = _exercise(args.exercise)
     folder = Path(args.folder)
@@ -275,7 +276,7 @@ def cmd_batch(args, console: Console) -> int:
     _positive(args.timeout, "--timeout")
     _positive(args.file_timeout, "--file-timeout")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
-    out = Path(args.out) if args.out else (progress.state_dir() / "batch" /
+    out = Path(args.out) if args.out else (progress_file.state_dir() / "batch" /
                                            f"ex{exercise.number:02d}-{time.strftime('%Y%m%d-%H%M%S')}")
     console.print(Text(f"Grading {len(paths)} submission{'s' if len(paths) != 1 else ''} to exercise "
                        f"{exercise.number} with seed {seed} …", style="dim"))
@@ -371,6 +372,20 @@ def cmd_doctor(args, console: Console) -> int:
     return EXIT_PASSED
 
 
+def cmd_check_course(args, console: Console) -> int:
+    from grader import course_check
+
+    found = course_check.problems()
+    if not found:
+        console.print(f"check-course: OK, {len(catalogue.EXERCISES)} exercises, every file, page, table row and "
+                      "measurement in place", soft_wrap=True)
+        return EXIT_PASSED
+    console.print(Text(f"check-course: {len(found)} thing{'s' if len(found) != 1 else ''} missing", style="red"), soft_wrap=True)
+    for problem in found:
+        console.print(Text(f"- {problem}"), soft_wrap=True)
+    return EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grade", description="Grade the Triton course's exercises.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -454,6 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--interpreter", action="store_true", help="report as if no GPU were present")
     p.add_argument("--refresh", action="store_true", help="measure the ceiling again instead of using the cache")
     p.set_defaults(handler=cmd_doctor)
+
+    p = sub.add_parser("check-course", help="maintainers: every exercise's stub, solution, spec, page, tables and "
+                                            "measurement in place")
+    p.set_defaults(handler=cmd_check_course)
     return parser
 
 

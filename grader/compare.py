@@ -17,6 +17,7 @@ import torch
 
 from grader import guards
 from grader.failures import GradeFailure
+from grader.results import Kind
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def expect_close(actual, expected: torch.Tensor, *, name: str = "out",
             f"left {k} of {total} elements of `{name}` unwritten: "
             + _listing(name, positions, got, want, shape, show_actual=False)
             + (" (is the grid too small, or a mask too strict?)" if k < total else " (did your kernel store anything?)"),
-            kind="coverage",
+            kind=Kind.COVERAGE,
         )
 
     want_finite = torch.isfinite(want)

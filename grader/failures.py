@@ -10,26 +10,29 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from grader.results import Kind
+
 
 #: Failure kinds whose mistake the access map shows: the report ends with the `grade show` command.
-ACCESS_KINDS = ("masking", "coverage")
+ACCESS_KINDS = (Kind.MASKING, Kind.COVERAGE)
 
 
 class GradeFailure(AssertionError):
     """A check failed; ``str(exc)`` is the sentence the learner reads.
 
-    ``kind`` lets the front end group failures: "not_implemented" stops the run after the first
-    one (every other check would say the same), "fatal" means the process can no longer be
-    trusted (a CUDA error poisons the context) and the grader restarts it before the next check.
+    ``kind`` (a `grader.results.Kind`) lets the front end group failures: ``NOT_IMPLEMENTED`` stops
+    the run after the first one (every other check would say the same), ``FATAL`` means the process
+    can no longer be trusted (a CUDA error poisons the context) and the grader restarts it before
+    the next check.
     The `ACCESS_KINDS` say where the kernel's loads and stores went wrong, which the access map
-    draws (`grade show N`): "masking" (a read or write outside a tensor: past its end, before its
-    start, in the gaps between its rows) and "coverage" (output elements left unwritten, or
+    draws (`grade show N`): ``MASKING`` (a read or write outside a tensor: past its end, before its
+    start, in the gaps between its rows) and ``COVERAGE`` (output elements left unwritten, or
     elements of an input overwritten). A check that adds words to such a failure keeps its kind.
     """
 
-    def __init__(self, message: str, *, kind: str = "wrong", raised: str | None = None):
+    def __init__(self, message: str, *, kind: Kind = Kind.WRONG, raised: str | None = None):
         super().__init__(message)
-        self.kind = kind
+        self.kind = Kind.of(kind)
         #: The class name of the exception the learner's code raised, when that is what happened
         #: ("ValueError"): the judge cannot catch the learner's exceptions, only read their names.
         self.raised = raised
@@ -97,7 +100,7 @@ def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailu
         return GradeFailure(f"{limit}{where}")
     if isinstance(root, NotImplementedError):
         detail = _first_line(root) or "the TODOs are still there"
-        return GradeFailure(f"not implemented yet: {detail}{where}", kind="not_implemented")
+        return GradeFailure(f"not implemented yet: {detail}{where}", kind=Kind.NOT_IMPLEMENTED)
     text = f"{type(root).__name__}: {root}"
     if "illegal memory access" in text or "misaligned address" in text:
         return GradeFailure(
@@ -105,10 +108,10 @@ def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailu
             "reached outside every tensor (is a mask missing, or is an offset computed with the "
             f"wrong stride?){where}. CUDA errors end the process; the grader restarts it for "
             "the next check.",
-            kind="fatal",
+            kind=Kind.FATAL,
         )
     if "CUDA error" in text or "CUDA driver error" in text:
-        return GradeFailure(f"CUDA failed while your code ran: {_first_line(text)}{where}", kind="fatal")
+        return GradeFailure(f"CUDA failed while your code ran: {_first_line(text)}{where}", kind=Kind.FATAL)
     if _is_compilation_error(exc) or _is_compilation_error(root):
         return GradeFailure(f"your kernel did not compile: {_compile_message(exc)}{where}")
     if isinstance(root, RecursionError):

@@ -10,10 +10,10 @@ What can go wrong in the learner's process becomes a `GradeFailure` with a sente
 call starts a fresh process (the learner's file is imported again):
 
 * its code raises: the runner describes the exception (``kind`` as `grader.failures` says);
-* it runs past the check's clock: the whole sandbox is killed, ``kind="timeout"``;
-* it dies (a segfault in the interpreter, an abort, a CUDA error): ``kind="crash"``/``"fatal"``,
+* it runs past the check's clock: the whole sandbox is killed, ``Kind.TIMEOUT``;
+* it dies (a segfault in the interpreter, an abort, a CUDA error): ``Kind.CRASH``/``Kind.FATAL``,
   with what the C library printed;
-* it sends anything that is not a well-formed reply to the request just made: ``kind="crash"``.
+* it sends anything that is not a well-formed reply to the request just made: ``Kind.CRASH``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import torch
 
 from grader import arena, guards, protocol, sandbox
 from grader.failures import GradeFailure
+from grader.results import Kind
 from grader.watch import Launch
 
 #: Seconds the learner's file may take to import (Triton and torch are imported before the clock
@@ -190,20 +191,20 @@ class LearnerProcess:
             hello = protocol.receive(self._replies, timeout=self.import_timeout)
         except protocol.ReplyTimeout:
             self.stop()
-            self.hello = {"ready": False, "kind": "import",
+            self.hello = {"ready": False, "kind": Kind.IMPORT,
                           "message": f"importing your file did not finish within {self.import_timeout:.0f} s: does "
                                      "it run a loop at import time (outside any function)?"}
             self._refuse(self.hello)
         except protocol.ProtocolError:
             code, tail = self._ended()
             if code == 96:
-                raise GradeFailure("the grader could not set up its sandbox: " + tail.strip()[-500:], kind="fatal")
-            self.hello = {"ready": False, "kind": "import",
+                raise GradeFailure("the grader could not set up its sandbox: " + tail.strip()[-500:], kind=Kind.FATAL)
+            self.hello = {"ready": False, "kind": Kind.IMPORT,
                           "message": "importing your file ended the process: " + crash_message(code, tail, None)}
             self._refuse(self.hello)
         if not isinstance(hello.get("ready"), bool):
             self.stop()
-            raise GradeFailure("the process running your file sent something that is not the grader's", kind="import")
+            raise GradeFailure("the process running your file sent something that is not the grader's", kind=Kind.IMPORT)
         self.hello = hello
         if not hello["ready"]:
             self.stop()
@@ -213,7 +214,9 @@ class LearnerProcess:
 
     @staticmethod
     def _refuse(hello: dict) -> None:
-        kind = hello.get("kind") if hello.get("kind") in ("not_implemented", "import", "fatal") else "import"
+        kind = Kind.of(hello.get("kind"))
+        if kind not in (Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.FATAL):
+            kind = Kind.IMPORT
         raise GradeFailure(protocol.text(hello.get("message")), kind=kind)
 
     @property
@@ -305,19 +308,21 @@ class LearnerProcess:
             self.stop()
             self.restarts += 1
             seconds = (timeout if timeout is not None else 0) or (remaining or 0)
-            raise GradeFailure(timeout_message(seconds if seconds else 0, self.current_check), kind="timeout") from None
+            raise GradeFailure(timeout_message(seconds if seconds else 0, self.current_check), kind=Kind.TIMEOUT) from None
         except (protocol.ProtocolError, BrokenPipeError, OSError):
             code, tail = self._ended()
             self.restarts += 1
-            raise GradeFailure(crash_message(code, tail, self.current_check), kind="crash") from None
+            raise GradeFailure(crash_message(code, tail, self.current_check), kind=Kind.CRASH) from None
         if reply.get("id") != message["id"]:
             self.stop()
             self.restarts += 1
             raise GradeFailure("the process running your code answered a question the grader did not ask (was the "
-                               "grader's pipe written to from your file?)", kind="crash")
+                               "grader's pipe written to from your file?)", kind=Kind.CRASH)
         if not reply.get("ok"):
-            kind = reply.get("kind") if reply.get("kind") in ("wrong", "not_implemented", "fatal", "import") else "wrong"
-            if kind == "fatal":
+            kind = Kind.of(reply.get("kind"))
+            if kind not in (Kind.WRONG, Kind.NOT_IMPLEMENTED, Kind.FATAL, Kind.IMPORT):
+                kind = Kind.WRONG
+            if kind == Kind.FATAL:
                 self._ended()
                 self.restarts += 1
             raised = reply.get("raised")

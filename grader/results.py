@@ -206,6 +206,10 @@ class RunResult:
 # --- events: the judge tells `grade` what happens, one JSON object per line ----------------------
 
 def event(kind: str, **fields) -> bytes:
+    """One event line, ``{"event": kind, ...fields}``; `apply_event` reads it back. The kinds, in the
+    order a run sends them: ``mode`` (mode, versions, sandbox), ``fixes`` (interpreter_fixes),
+    ``collected`` (checks: nodeid and name), then per check ``start`` (nodeid) and ``result`` (check:
+    `CheckRecord.to_event`); at any time ``notice`` (text), ``stopped`` (reason), ``fatal`` (message)."""
     return (json.dumps({"event": kind, **fields}, default=str) + "\n").encode()
 
 

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from grader.results import Kind
+
 EXIT_CUDA_FATAL = 75  # a CUDA error poisoned this process's context: the judge starts a new one
 
 
@@ -75,14 +77,14 @@ class Runner:
         path = self.args.learner
         spec = importlib.util.spec_from_file_location(f"learner_{Path(path).stem}", path)
         if spec is None or spec.loader is None:
-            return {"ready": False, "kind": "import", "message": f"cannot import {self.args.display}: is it a Python file?"}
+            return {"ready": False, "kind": Kind.IMPORT, "message": f"cannot import {self.args.display}: is it a Python file?"}
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         try:
             spec.loader.exec_module(module)
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt from the file too
             failure = describe_exception(exc, path, display=self.args.display)
-            kind = "not_implemented" if failure.kind == "not_implemented" else "import"
+            kind = Kind.NOT_IMPLEMENTED if failure.kind == Kind.NOT_IMPLEMENTED else Kind.IMPORT
             if isinstance(exc, SystemExit):
                 message = (f"your file called exit ({exc.code!r}) while it was imported: a learner file only "
                            "defines functions and kernels")
@@ -201,7 +203,7 @@ class Runner:
         name = request.get("function")
         fn = getattr(self.module, str(name), None)
         if not callable(fn):
-            return {"ok": False, "kind": "wrong",
+            return {"ok": False, "kind": Kind.WRONG,
                     "message": f"your file does not define `{name}`: keep the functions the stub defines"}
         self._known, self._allocations, self._downloads = [], [], []
         uploads: list = []
@@ -209,7 +211,7 @@ class Runner:
             args = self._decode(request.get("args") or [], uploads)
             kwargs = self._decode(request.get("kwargs") or {}, uploads)
         except ValueError as exc:
-            return {"ok": False, "kind": "wrong", "message": f"the grader could not hand over the inputs: {exc}"}
+            return {"ok": False, "kind": Kind.WRONG, "message": f"the grader could not hand over the inputs: {exc}"}
         names = request.get("names") or {}
         counting = bool(request.get("traffic"))
         memory = bool(request.get("memory")) and self.gpu
@@ -245,7 +247,7 @@ class Runner:
         finally:
             if counter_context is not None:
                 counter_context.__exit__(None, None, None)
-        if not reply["ok"] and reply["kind"] == "fatal":
+        if not reply["ok"] and reply["kind"] == Kind.FATAL:
             return reply
         try:
             if self.gpu:
@@ -284,10 +286,10 @@ class Runner:
         target = str(request.get("target") or "")
         module_name, _, name = target.partition(":")
         if not module_name.startswith("grader.") or not name:
-            return {"ok": False, "kind": "wrong", "message": f"no such measurement {target!r}"}
+            return {"ok": False, "kind": Kind.WRONG, "message": f"no such measurement {target!r}"}
         fn = getattr(self.module, str(request.get("function")), None)
         if not callable(fn):
-            return {"ok": False, "kind": "wrong", "message": f"the file does not define `{request.get('function')}`"}
+            return {"ok": False, "kind": Kind.WRONG, "message": f"the file does not define `{request.get('function')}`"}
         try:
             measured = getattr(importlib.import_module(module_name), name)(fn, **(request.get("kwargs") or {}))
         except BaseException as exc:  # noqa: BLE001
@@ -314,7 +316,7 @@ class Runner:
 
         fn = getattr(self.module, str(request.get("function")), None)
         if not callable(fn) and not request.get("twin"):
-            return {"ok": False, "kind": "wrong", "message": f"your file does not define `{request.get('function')}`"}
+            return {"ok": False, "kind": Kind.WRONG, "message": f"your file does not define `{request.get('function')}`"}
         sets = [(rebuild(s["args"]), rebuild(s["kwargs"])) for s in request["sets"]]
         slots = [rebuild(slot) for slot in request["outputs"]]
         self.timing = {"fn": fn, "sets": sets, "slots": slots}
@@ -358,7 +360,7 @@ class Runner:
         try:
             ms = perf.time_ms(work, rep_ms=int(request.get("rep_ms", 100)))
         except BaseException as exc:  # noqa: BLE001
-            return {"ok": False, "kind": "wrong", "message": f"do_bench failed: {type(exc).__name__}: {exc}"}
+            return {"ok": False, "kind": Kind.WRONG, "message": f"do_bench failed: {type(exc).__name__}: {exc}"}
         return {"ok": True, "ms": ms}
 
     def timing_release(self, request: dict) -> dict:
@@ -388,14 +390,14 @@ class Runner:
             elif op in handlers:
                 reply = handlers[op](request)
             else:
-                reply = {"ok": False, "kind": "wrong", "message": f"unknown request {op!r}"}
+                reply = {"ok": False, "kind": Kind.WRONG, "message": f"unknown request {op!r}"}
             reply["id"] = rid
             reply.setdefault("seconds", 0.0)
             try:
                 protocol.send(self.replies, reply)
             except (BrokenPipeError, OSError):
                 return 0
-            if not reply.get("ok") and reply.get("kind") == "fatal":
+            if not reply.get("ok") and reply.get("kind") == Kind.FATAL:
                 return EXIT_CUDA_FATAL
 
 
@@ -414,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
 
         triton_version = triton.__version__
     except Exception as exc:  # noqa: BLE001
-        protocol.send(args.replies, {"ready": False, "kind": "fatal", "message": f"Triton cannot be imported: {exc}"})
+        protocol.send(args.replies, {"ready": False, "kind": Kind.FATAL, "message": f"Triton cannot be imported: {exc}"})
         return 1
     fixes: dict = {}
     if args.mode == "interpreter":

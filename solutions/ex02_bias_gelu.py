@@ -18,7 +18,7 @@ In this exercise you will learn:
 Measured on an NVIDIA H200 (16384 × 4096 fp32, Triton 3.6): docs/measurements/h200-ex02-bias-gelu.json
 holds this kernel, the eager pair and ``torch.compile`` (``rows[kernel=...,dtype=fp32].fraction``);
 h200-tiles-ex02.json holds fourteen 2-D tilings (a program owns rows × columns, ``rows[kernel=tile]``).
-``python -m grader.benchmarks ex02_bias_gelu`` measures this file against the eager pair and
+``python -m tools.benchmarks ex02_bias_gelu`` measures this file against the eager pair and
 ``torch.compile`` on your GPU.
 """
 

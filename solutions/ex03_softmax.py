@@ -17,7 +17,7 @@ In this exercise you will learn:
 * how long a row one block can hold: the register file decides (`MAX_ROW_BYTES`), and the warps
   of a program share the row between them (`num_warps_for`).
 
-``python -m grader.benchmarks ex03_softmax`` measures this kernel against ``torch.softmax`` and
+``python -m tools.benchmarks ex03_softmax`` measures this kernel against ``torch.softmax`` and
 three ways of calling ``torch.compile`` on your GPU; the H200's run is
 ``docs/measurements/h200-ex03-softmax.json`` (rows ``kernel=solution``).
 """
@@ -34,7 +34,7 @@ import triton.language as tl
 #: same bytes is 64 values per thread once converted to float32: all 64 registers, and about 150
 #: bytes per thread spilled to local memory (which the L1 cache holds); the benchmark's bf16 rows
 #: at N = 65536 measure what that costs. A 256 KiB row would not fit: longer rows are exercise 5
-#: (online softmax). ``python -m grader.benchmarks.ex03_softmax --registers`` prints the counts
+#: (online softmax). ``python -m tools.benchmarks.ex03_softmax --registers`` prints the counts
 #: for every row length, dtype and warp count the benchmark times (no GPU needed).
 MAX_ROW_BYTES = 128 * 1024
 
@@ -83,7 +83,7 @@ def num_warps_for(block: int) -> int:
     32768 on. A 16-bit row of 65536 needs all 32: with 16 warps it would be 128 values per thread,
     and ptxas spills more of them. The benchmark times half and twice this choice at every
     row length and dtype (rows ``kernel=variant_warps{W}`` in
-    docs/measurements/h200-ex03-softmax.json; ``python -m grader.benchmarks.ex03_softmax --summary``
+    docs/measurements/h200-ex03-softmax.json; ``python -m tools.benchmarks.ex03_softmax --summary``
     prints which one won).
     """
     return min(32, max(1, block // 1024))

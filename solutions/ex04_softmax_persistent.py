@@ -23,7 +23,7 @@ float16 or bfloat16, any row stride, rows of up to 128 KiB (N up to 32768 in flo
 the registers and its pipeline buffer takes 128 KiB of shared memory, so one program fits per SM:
 the grid is one program per SM, and the pipeline is then the only thing that overlaps the next
 row's load with this row's arithmetic on that SM.
-``python -m grader.benchmarks ex04_softmax_persistent`` measures it against exercise 3 on your GPU.
+``python -m tools.benchmarks ex04_softmax_persistent`` measures it against exercise 3 on your GPU.
 """
 
 import functools

@@ -22,7 +22,7 @@ the same loop with masks. Keys at ``end`` and beyond are never loaded.
 Numbers: a plainer FlashAttention-2 forward, one masked loop for every block, is measured against
 PyTorch's ``scaled_dot_product_attention`` in docs/measurements/h200-attention-2026-11-30.json (key
 ``ratio``, causal and not). This kernel's own numbers come from
-``python -m grader.benchmarks ex07_flash_attention`` (docs/measurements/h200-ex07-flash-attention.json,
+``python -m tools.benchmarks ex07_flash_attention`` (docs/measurements/h200-ex07-flash-attention.json,
 ``rows[kernel=solution].ratio_to_sdpa``).
 """
 
@@ -188,9 +188,9 @@ def _config(head_dim: int, causal: bool) -> tuple[int, int, int, int]:
     with the math on this one: q (128 x D) plus 3 x (K and V blocks of 64 x D) is 112 KB of shared
     memory at D = 128, well within the H200's 227 KB. (128, 64, 8, 3) is what measured best on the
     H200 at D 64 (docs/measurements/h200-ex07-flash-attention.json, the ``best config`` rows);
-    `grader/benchmarks/ex07_flash_attention.py` sweeps the alternatives per head size and mask.
+    `tools/benchmarks/ex07_flash_attention.py` sweeps the alternatives per head size and mask.
     At D = 128 (the same file, ``rows[kernel=solution,D=128]``) no tiling measured does better: the softmax waits for the tensor cores and they for it. Chapter 8 shows why, and
-    what else we tried (`grader/benchmarks/ex07_attention_variants.py`).
+    what else we tried (`tools/benchmarks/ex07_attention_variants.py`).
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
         return 64, 32, 4, 1

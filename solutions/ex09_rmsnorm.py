@@ -23,7 +23,7 @@ In this exercise you will learn:
   sums twice. Every 16-bit element is read or written exactly once.
 
 Everything is computed in float32, whatever the input dtype, and rounded once on the store.
-``python -m grader.benchmarks.ex09_rmsnorm --out DIR`` measures both kernels on your GPU against
+``python -m tools.benchmarks.ex09_rmsnorm --out DIR`` measures both kernels on your GPU against
 eager PyTorch, ``torch.compile`` and Liger-Kernel (docs/measurements/h200-ex09-rmsnorm.json).
 """
 
@@ -39,7 +39,7 @@ MAX_COLS = 16384
 
 #: Programs of the backward per SM. Each program holds a float32 running sum of dweight for its
 #: columns across all its rows, so it is worth keeping the programs few and long; a few per SM keep
-#: enough loads in flight. The sweep in grader/benchmarks/ex09_rmsnorm.py (``bwd-sweep`` rows of
+#: enough loads in flight. The sweep in tools/benchmarks/ex09_rmsnorm.py (``bwd-sweep`` rows of
 #: docs/measurements/h200-ex09-rmsnorm.json) measures 1, 2, 4 and 8.
 PROGRAMS_PER_SM = 4
 

@@ -43,7 +43,7 @@ import triton.language as tl
 #: exercise 5's best block on an H200 (docs/measurements/h200-ex05-online-softmax.json, the rows at
 #: N = 2^20). With 16 warps the kernel needs at most 64 registers a thread on sm_90
 #: (tests/test_ex10_cross_entropy.py compiles it), so two programs fit on an SM. The block and warp
-#: count are swept in docs/measurements/h200-ex10-sweep.json (grader/benchmarks/ex10_cross_entropy.py).
+#: count are swept in docs/measurements/h200-ex10-sweep.json (tools/benchmarks/ex10_cross_entropy.py).
 BLOCK_BYTES = 32768
 NUM_WARPS = 16
 

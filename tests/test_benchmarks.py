@@ -8,7 +8,8 @@ import json
 import pytest
 import torch
 
-from grader import benchmarks, interpreter_fixes, perf
+from grader import interpreter_fixes, perf
+from tools import benchmarks
 
 
 def test_time_rows_in_turns_alternates_and_reports_medians(monkeypatch):
@@ -42,7 +43,7 @@ def interpreter_stand_ins(monkeypatch):
 
 
 def test_flash_attention_benchmark_rows(interpreter_stand_ins, monkeypatch):
-    from grader.benchmarks import ex07_flash_attention as bench
+    from tools.benchmarks import ex07_flash_attention as bench
 
     monkeypatch.setattr(bench, "SHAPES", [(1, 2, 70, 32, torch.float16)])  # 70: the masked tail runs
     monkeypatch.setattr(bench, "SWEEP", {32: [(64, 32, 4, 1)]})
@@ -61,7 +62,7 @@ def test_attention_variants_benchmark_flags_a_wrong_kernel_instead_of_timing_it(
                                                                                 monkeypatch):
     import triton
 
-    from grader.benchmarks import ex07_attention_variants as variants
+    from tools.benchmarks import ex07_attention_variants as variants
 
     monkeypatch.setattr(variants, "SHAPE", (1, 2, 64, 32))
     monkeypatch.setattr(variants, "VARIANTS", {"tma": ((32, 16, 4, 1), dict(tma=True))})
@@ -124,7 +125,7 @@ def triton_red_fused__softmax_0(in_ptr0, out_ptr2, ks0, xnumel, rnumel, XBLOCK :
 
 
 def test_reduction_blocks_tells_a_persistent_kernel_from_a_looped_one():
-    from grader.benchmarks.inductor_capture import reduction_blocks
+    from tools.benchmarks.inductor_capture import reduction_blocks
 
     persistent = reduction_blocks(PERSISTENT_KERNEL)
     assert persistent["kind"] == "persistent" and persistent["r_block"] == 1024
@@ -140,7 +141,7 @@ def test_reduction_blocks_tells_a_persistent_kernel_from_a_looped_one():
 
 
 def test_triton_kernels_and_the_call_come_out_of_a_wrapper_module():
-    from grader.benchmarks.inductor_capture import call_function, launch_order, triton_kernels
+    from tools.benchmarks.inductor_capture import call_function, launch_order, triton_kernels
 
     wrapper = ("import triton\n\ntriton_per_fused__softmax_0 = async_compile.triton('triton_per_fused__softmax_0', '''"
                + PERSISTENT_KERNEL + "''', device_str='cuda')\n\nasync_compile.wait(globals())\n\n"
@@ -159,8 +160,8 @@ def test_triton_kernels_and_the_call_come_out_of_a_wrapper_module():
 
 
 def test_the_main_kernel_is_the_last_one_launched():
-    from grader.benchmarks.ex03_softmax import main_kernel
-    from grader.benchmarks.inductor_capture import reduction_blocks
+    from tools.benchmarks.ex03_softmax import main_kernel
+    from tools.benchmarks.inductor_capture import reduction_blocks
 
     kernels = [{"name": "k_per", **reduction_blocks(PERSISTENT_KERNEL)},
                {"name": "k_red", **reduction_blocks(LOOPED_KERNEL),
@@ -172,7 +173,7 @@ def test_the_main_kernel_is_the_last_one_launched():
 
 
 def test_kernels_from_a_profiler_trace():
-    from grader.benchmarks.inductor_capture import kernels_from_trace
+    from tools.benchmarks.inductor_capture import kernels_from_trace
 
     trace = {"traceEvents": [
         {"ph": "X", "cat": "kernel", "name": "b", "ts": 20, "dur": 11.5,
@@ -187,8 +188,8 @@ def test_kernels_from_a_profiler_trace():
 
 
 def test_fresh_function_has_its_own_code_object():
-    from grader.benchmarks.inductor_capture import fresh_function
-    from grader.benchmarks.softmax_sweep import eager_softmax
+    from tools.benchmarks.inductor_capture import fresh_function
+    from tools.benchmarks.softmax_sweep import eager_softmax
 
     a, b = fresh_function(eager_softmax, "a"), fresh_function(eager_softmax, "b")
     assert a.__code__ is not b.__code__ and a.__code__ is not eager_softmax.__code__
@@ -198,7 +199,7 @@ def test_fresh_function_has_its_own_code_object():
 
 
 def test_cpu_clock_reads_a_fraction():
-    from grader.benchmarks.inductor_capture import CpuClock, descendants
+    from tools.benchmarks.inductor_capture import CpuClock, descendants
 
     clock = CpuClock()
     sum(range(200_000))
@@ -210,7 +211,7 @@ def test_cpu_clock_reads_a_fraction():
 def test_softmax_benchmark_rows(interpreter_stand_ins, monkeypatch):
     """Exercise 3's sweep end to end in the interpreter, without torch.compile and the profiler: the
     rows, the variants, the wrong-answer path, and the summary's targets."""
-    from grader.benchmarks import ex03_softmax as bench
+    from tools.benchmarks import ex03_softmax as bench
 
     monkeypatch.setattr(bench, "DEVICE", "cpu")
     monkeypatch.setattr(bench, "M", 5)
@@ -244,7 +245,7 @@ def test_softmax_benchmark_rows(interpreter_stand_ins, monkeypatch):
 
 
 def test_softmax_summary_checks_the_targets():
-    from grader.benchmarks import ex03_softmax as bench
+    from tools.benchmarks import ex03_softmax as bench
 
     def row(kernel, n, fraction, dtype="fp32"):
         return {"kernel": kernel, "M": 4096, "N": n, "dtype": dtype, "fraction": fraction}
@@ -263,7 +264,7 @@ def test_softmax_summary_checks_the_targets():
 @pytest.fixture
 def rmsnorm_bench(interpreter_stand_ins, monkeypatch):
     """Exercise 9's benchmark on the CPU: tiny shapes, eager in place of torch.compile, a round ceiling."""
-    from grader.benchmarks import ex09_rmsnorm as bench
+    from tools.benchmarks import ex09_rmsnorm as bench
 
     monkeypatch.setattr(bench, "DEVICE", "cpu")
     monkeypatch.setattr(bench, "ceiling_gbps", lambda: 0.001)  # tiny shapes: fractions of order 1

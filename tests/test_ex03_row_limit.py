@@ -67,7 +67,7 @@ def test_the_longest_float32_row_fits_in_registers_with_the_chosen_warps():
     Compiled in a child process: under TRITON_INTERPRET=1 (the course's tests) Triton compiles nothing.
     """
     code = ("import json, torch\n"
-            "from grader.benchmarks.sm90_resources import compile_report\n"
+            "from tools.benchmarks.sm90_resources import compile_report\n"
             "from solutions.ex03_softmax import max_cols, num_warps_for, softmax_kernel\n"
             "n = max_cols(torch.float32)\n"
             "print(json.dumps(compile_report(softmax_kernel, pointers={'x_ptr': 'fp32', 'out_ptr': 'fp32'},\n"

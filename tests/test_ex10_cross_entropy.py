@@ -248,7 +248,7 @@ def test_benchmark_parts_write_rows_and_files_with_a_stand_in_clock(tmp_path, mo
     if torch.cuda.is_available():
         pytest.skip("this test stands in for the GPU; on a GPU run the benchmark itself")
     from grader import mode
-    from grader.benchmarks import ex10_cross_entropy as bench
+    from tools.benchmarks import ex10_cross_entropy as bench
 
     mode.prepare_interpreter()
     monkeypatch.setattr(bench, "V", 300)

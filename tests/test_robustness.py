@@ -212,13 +212,13 @@ def test_reset_says_why_when_the_backups_folder_cannot_be_made(tmp_path):
 
 
 def test_corrupt_progress_files_keep_unique_backup_names(tmp_path, monkeypatch):
-    from grader import progress
+    from grader import progress_file
 
-    monkeypatch.setattr(progress.time, "strftime", lambda fmt: "20261201-120000")
+    monkeypatch.setattr(progress_file.time, "strftime", lambda fmt: "20261201-120000")
     for _ in range(3):
-        progress.state_path().parent.mkdir(parents=True, exist_ok=True)
-        progress.state_path().write_text("{not json")
-        progress.load()
-    kept = sorted(p.name for p in progress.state_path().parent.glob("progress.json.corrupt-*"))
-    assert kept == ["progress.json.corrupt-20261201-120000", "progress.json.corrupt-20261201-120000-2",
-                    "progress.json.corrupt-20261201-120000-3"]
+        progress_file.state_path().parent.mkdir(parents=True, exist_ok=True)
+        progress_file.state_path().write_text("{not json")
+        progress_file.load()
+    kept = sorted(p.name for p in progress_file.state_path().parent.glob("progress_file.json.corrupt-*"))
+    assert kept == ["progress_file.json.corrupt-20261201-120000", "progress_file.json.corrupt-20261201-120000-2",
+                    "progress_file.json.corrupt-20261201-120000-3"]

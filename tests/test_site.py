@@ -326,7 +326,7 @@ def test_decode_merge_by_hand_is_current():
 
 
 def _synthetic_decode(folder: Path) -> None:
-    """Files in the shape grader/benchmarks/ex08_decode.py writes, with made-up numbers."""
+    """Files in the shape tools/benchmarks/ex08_decode.py writes, with made-up numbers."""
     meta = {"gpu": "Synthetic GPU", "ceiling_gbps": 4000.0, "exercise": 8}
     rows = [{"kernel": "flashinfer-status", "ms": None, "version": None, "error": "import flashinfer failed"}]
     for B, S in ((1, 32768), (8, 8192), (64, 4096)):

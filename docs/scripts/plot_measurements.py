@@ -17,7 +17,7 @@ ignored, and so is a JSON file of neither kind, with a note on stderr):
                   "ms", "gbps", "fraction"}]}
 
    The file is exercise N's when its name ends in ``exNN-<slug>.json``, the name
-   ``python -m grader.benchmarks exNN_<slug>`` gives it (``h200-ex03-softmax.json``), or when
+   ``python -m tools.benchmarks exNN_<slug>`` gives it (``h200-ex03-softmax.json``), or when
    ``meta["exercise"]`` is N. Rows may name a ``part`` (exercise 9's file: peers, sweeps, a training
    step); only its ``peers`` rows of the forward join the cross-exercise figures, and exercise 9 has
    figures of its own (``ex09_rmsnorm_peers.svg``, ``ex09_sweeps.svg``) in place of the generic one. Other files that name an exercise, such as tuning sweeps
@@ -696,7 +696,7 @@ def plot_cross_entropy_memory(m: Measurements, out: Path, written: dict) -> None
     fig, (ax_mem, ax_ms) = plt.subplots(1, 2, figsize=(10, 4))
     if not rows:
         for ax in (ax_mem, ax_ms):
-            ax.text(0.5, 0.5, "not measured yet:\npython -m grader.benchmarks.ex10_cross_entropy", ha="center",
+            ax.text(0.5, 0.5, "not measured yet:\npython -m tools.benchmarks.ex10_cross_entropy", ha="center",
                     va="center", transform=ax.transAxes, fontsize=9, color="#555555")
             ax.set_xticks([])
             ax.set_yticks([])

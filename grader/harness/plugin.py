@@ -9,8 +9,11 @@ and gives the specs these fixtures:
     the learner's file as a `grader.learner_process.LearnerModule` (its functions run in the
     learner's process); a file that fails to import fails the first check that asks for it and
     stops the run (every other check would say the same).
+``exercise``
+    the exercise's catalogue entry (`grader.catalogue.Exercise`: its function, floor, number...),
+    found by the spec's file: a spec restates nothing the catalogue says.
 ``learner_function``
-    the exercise's function (the spec's ``FUNCTION``, or the catalogue's).
+    the exercise's function (the catalogue's ``function``) from the learner's file.
 ``check``
     the `grader.results.CheckRecord` of the running check: specs put a performance record or
     extra records for the report there.
@@ -35,6 +38,7 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
+from grader.catalogue import Exercise
 from grader.failures import GradeFailure, describe_exception
 from grader.results import STOPPING, CheckRecord, Kind, event
 
@@ -212,15 +216,23 @@ def learner():
 
 
 @pytest.fixture
-def learner_function(learner, request):
-    """The exercise's function from the learner's file (the spec's FUNCTION, else the catalogue's)."""
-    name = getattr(request.module, "FUNCTION", None)
-    if name is None:
-        exercise = getattr(request.module, "EXERCISE", None)
-        name = getattr(exercise, "function", None)
-    fn = getattr(learner, name, None) if name else None
+def exercise(request) -> Exercise:
+    """The catalogue entry whose spec is the running check's module."""
+    from grader import catalogue
+
+    spec = Path(request.module.__file__).resolve()
+    for entry in catalogue.EXERCISES:
+        if entry.spec_file.resolve() == spec:
+            return entry
+    pytest.fail(f"{spec.name} is the spec of no exercise in grader/catalogue.py")
+
+
+@pytest.fixture
+def learner_function(learner, exercise):
+    """The exercise's function from the learner's file."""
+    fn = getattr(learner, exercise.function, None)
     if fn is None:
-        raise GradeFailure(f"your file does not define `{name}`: keep the function the stub defines")
+        raise GradeFailure(f"your file does not define `{exercise.function}`: keep the function the stub defines")
     return fn
 
 
@@ -281,7 +293,7 @@ def pytest_runtest_makereport(item, call):
             failure = GradeFailure(str(exc).split("\nassert")[0].strip() or "a check failed")
         else:  # the spec itself failed: say so plainly, it is the course's bug
             failure = describe_exception(exc, None)
-            failure = GradeFailure(f"the grader's check failed ({failure}): please report it", kind="wrong")
+            failure = GradeFailure(f"the grader's check failed ({failure}): please report it", kind=Kind.WRONG)
         report.grade_message = str(failure)
         report.grade_kind = Kind.of(failure.kind)
         if report.grade_kind in STOPPING:

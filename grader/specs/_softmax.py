@@ -46,6 +46,7 @@ import torch
 from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import ACCESS_KINDS, GradeFailure, plural
+from grader.results import Kind
 
 NEG_INF = float("-inf")
 #: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
@@ -53,7 +54,7 @@ FLOAT32_EXP_OVERFLOW = 88.72
 #: The most bytes of one row exercises 3 and 4 hold in one block: 128 KiB. The block lives in
 #: registers: an SM has 65,536 32-bit registers (256 KiB) and a program of 32 warps may use at most
 #: 64 per thread, so a 128 KiB row is 32 float32 values per thread, half of what the program may
-#: hold. `python -m grader.benchmarks.ex03_softmax --registers` compiles the solution for sm_90 (no
+#: hold. `python -m tools.benchmarks.ex03_softmax --registers` compiles the solution for sm_90 (no
 #: GPU needed) and prints its registers and spills for each row length, dtype and warp count.
 MAX_ROW_BYTES = 128 * 1024
 
@@ -390,7 +391,7 @@ def check_strided(fn: Callable, x: torch.Tensor, row_stride: int, *, dtype: torc
     try:
         return check(fn, strided, dtype=dtype, grid=grid)
     except GradeFailure as failure:
-        if failure.kind not in ("wrong",) + ACCESS_KINDS:
+        if failure.kind not in (Kind.WRONG, *ACCESS_KINDS):
             raise
         try:
             check(fn, x.contiguous(), dtype=dtype, grid=grid)

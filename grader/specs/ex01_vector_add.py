@@ -6,11 +6,9 @@ Byte model: read x, read y, write out, once each: ``3 * n * element_size`` bytes
 import pytest
 import torch
 
-from grader import catalogue, checks
+from grader import checks
 from grader.access_map import ShowCase, parse_size
 
-FUNCTION = "add"
-EXERCISE = catalogue.get(1)
 
 #: The stub suggests BLOCK_SIZE = 1024; sizes straddle it and smaller blocks a learner might try.
 BLOCK = 1024
@@ -66,7 +64,7 @@ def test_traffic(learner_function, rng, device):
                           lesson="an add needs each input once")
 
 
-def test_performance(learner_function, mode):
+def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     from grader import perf, timing
@@ -83,5 +81,5 @@ def test_performance(learner_function, mode):
         x, y = args
         checks.require(torch.equal(out, x + y), f"`out` is wrong at the benchmark size n = {n}")
 
-    checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4), floor=EXERCISE.floor,
+    checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4), floor=exercise.floor,
                              verify=verify, label=f"n = {n:,} fp32")

@@ -19,13 +19,11 @@ import math
 import pytest
 import torch
 
-from grader import catalogue, checks, guards
+from grader import checks, guards
 from grader.access_map import ShowCase, parse_size
 from grader.compare import Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
-FUNCTION = "bias_gelu"
-EXERCISE = catalogue.get(2)
 
 #: Shapes (M, N): single elements, sizes around the 1024-column block and a 4096-element tile,
 #: primes, and one that is 4097 wide (odd M and N throughout).
@@ -352,7 +350,7 @@ def test_traffic(learner_function, rng, device):
                           max_passes={"x": 1.0}, lesson="a fused kernel reads x once; x + bias stays in registers")
 
 
-def test_performance(learner_function, mode):
+def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
@@ -388,7 +386,7 @@ def test_performance(learner_function, mode):
                 f"{unfused / fused:.2f}x, time ratio {eager_ms / ms:.2f}x"]
 
     try:
-        checks.measure_bandwidth(learner_function, make_set, nbytes=fused, floor=EXERCISE.floor, verify=verify,
+        checks.measure_bandwidth(learner_function, make_set, nbytes=fused, floor=exercise.floor, verify=verify,
                                  label=f"{m} x {n} fp32", lines=eager_lines)
     except GradeFailure as failure:
         record = checks.record_of(learner_function)

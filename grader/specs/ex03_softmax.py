@@ -22,12 +22,10 @@ strided check tells a kernel that ignores the row stride by rerunning on contigu
 import pytest
 import torch
 
-from grader import catalogue, checks
+from grader import checks
 from grader.access_map import ShowCase
 from grader.specs import _softmax as sm
 
-FUNCTION = "softmax"
-EXERCISE = catalogue.get(3)
 
 #: Row lengths where masks go wrong: 1, 2, 3 (blocks of 1, 2 and 4 lanes), 781 (243 masked lanes of
 #: a 1024 block), 1823 (a prime: 225 masked of 2048), 4097 (a power of two + 1: 4095 masked of 8192).
@@ -68,10 +66,10 @@ def test_strided_rows(learner_function, dtype, rng, device, mode):
 
 
 @pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
-def test_longest_row(learner_function, dtype, rng, device, mode):
+def test_longest_row(exercise, learner_function, dtype, rng, device, mode):
     """128 KiB rows: 32768 float32 columns, 65536 float16 or bfloat16 columns, one block each."""
     x = sm.normal_rows((LONGEST_ROWS[mode], sm.max_cols(dtype)), dtype, rng, device)
-    sm.check_longest(learner_function, x, exercise=EXERCISE.number)
+    sm.check_longest(learner_function, x, exercise=exercise.number)
 
 
 @pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
@@ -113,7 +111,7 @@ def test_traffic(learner_function, rng, device):
                           lesson="a fused softmax keeps the row in registers between the max, the sum and the store")
 
 
-def test_performance(learner_function, mode):
+def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    sm.measure_softmax_bandwidth(learner_function, n_cols=PERF_COLS, floor=EXERCISE.floor, minimum_bytes=minimum_bytes)
+    sm.measure_softmax_bandwidth(learner_function, n_cols=PERF_COLS, floor=exercise.floor, minimum_bytes=minimum_bytes)

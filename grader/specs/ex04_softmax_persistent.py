@@ -29,13 +29,11 @@ compiles nothing, for the stand-ins below (the stub has the same numbers), which
 import pytest
 import torch
 
-from grader import catalogue, checks
+from grader import checks
 from grader.access_map import ShowCase
 from grader.failures import GradeFailure
 from grader.specs import _softmax as sm
 
-FUNCTION = "softmax_persistent"
-EXERCISE = catalogue.get(4)
 
 #: The interpreter's stand-ins (the same as INTERPRETER_KERNEL and INTERPRETER_GPU in the stub):
 #: programs_per_sm = min(65536 // (64 * 32 * 4) = 8, 232448 // 100000 = 2, 2048 // 128 = 16) = 2.
@@ -182,10 +180,10 @@ def test_strided_rows(learner_function, dtype, rng, device, mode):
 
 
 @pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
-def test_longest_row(learner_function, dtype, rng, device, mode):
+def test_longest_row(exercise, learner_function, dtype, rng, device, mode):
     """128 KiB rows: 32768 float32 columns, 65536 float16 or bfloat16 columns, one block each."""
     x = sm.normal_rows((LONGEST_ROWS[mode], sm.max_cols(dtype)), dtype, rng, device)
-    sm.check_longest(learner_function, x, exercise=EXERCISE.number, grid=_programs(learner_function))
+    sm.check_longest(learner_function, x, exercise=exercise.number, grid=_programs(learner_function))
 
 
 @pytest.mark.parametrize("dtype", checks.FLOAT_DTYPES, ids=checks.dtype_id)
@@ -278,7 +276,7 @@ def test_traffic(learner_function, rng, device):
                           lesson="each row is read once by whichever program visits it")
 
 
-def test_performance(learner_function, mode):
+def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    sm.measure_softmax_bandwidth(learner_function, n_cols=PERF_COLS, floor=EXERCISE.floor, minimum_bytes=minimum_bytes)
+    sm.measure_softmax_bandwidth(learner_function, n_cols=PERF_COLS, floor=exercise.floor, minimum_bytes=minimum_bytes)

@@ -23,14 +23,12 @@ import math
 import pytest
 import torch
 
-from grader import catalogue, checks
+from grader import checks
 from grader.access_map import ShowCase
 from grader.compare import DEFAULT_TOLERANCES, expect_close
 from grader.failures import GradeFailure
 from grader.specs import _softmax
 
-FUNCTION = "softmax_online"
-EXERCISE = catalogue.get(5)
 
 #: The stub's launcher reads rows in blocks of BLOCK_SIZE = min(LAUNCHER_BLOCK, next_power_of_2(n_cols)).
 #: Every row below that matters is several times longer, so every check walks many blocks, in
@@ -356,7 +354,7 @@ def test_traffic(learner_function, rng, device):
                           lesson="one pass for the running max and sum, one to normalize")
 
 
-def test_performance(learner_function, mode):
+def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     from grader import perf, timing
@@ -377,5 +375,5 @@ def test_performance(learner_function, mode):
         checks.require(bool(ok), f"`out` is wrong at the benchmark size ({n_rows} x {PERF_COLS})")
 
     checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n_rows, PERF_COLS, 4),
-                             floor=EXERCISE.floor, verify=verify,
+                             floor=exercise.floor, verify=verify,
                              label=f"{n_rows} x {PERF_COLS:,} fp32, 3 passes (2 reads + 1 write)")

@@ -1,5 +1,5 @@
 """Checks for exercise 6, Amdahl's Law: ``amdahl_speedup``, ``amdahl_ceiling``, ``softmax_fraction``,
-``largest_operator`` and ``predict_speedup`` (FUNCTION, the one the exercise builds up to).
+``largest_operator`` and ``predict_speedup`` (the catalogue's function, the one the exercise builds up to).
 
 Three parts:
 
@@ -8,7 +8,7 @@ Three parts:
    (s < 1), an infinitely fast part (s = inf gives the ceiling), and impossible inputs that must
    raise ``ValueError``.
 2. **Reading a profile**, on every machine: the rows of a real profile of the course's
-   transformer block (`grader.model`), recorded on the H200 by `grader.benchmarks.ex06_amdahl`
+   transformer block (`grader.model`), recorded on the H200 by `tools.benchmarks.ex06_amdahl`
    and shipped in ``docs/measurements/h200-ex06-*.json``. Until that file is committed, a CPU
    placeholder (``docs/measurements/cpu-placeholder-ex06-profile.json``, CPU self times) stands in,
    and every message says which one was read. Plus a hand-made profile with two softmax rows in
@@ -43,10 +43,10 @@ import pytest
 import torch
 
 from grader import catalogue, checks, model, profiling
+from grader.amdahl import amdahl, captured, ceiling
 from grader.failures import GradeFailure
+from grader.results import Kind
 
-FUNCTION = "predict_speedup"
-EXERCISE = catalogue.get(6)
 FUNCTIONS = ("amdahl_speedup", "amdahl_ceiling", "softmax_fraction", "largest_operator", "predict_speedup")
 
 #: The worked example every check uses: softmax a fraction 0.21 of the pass, made 1.49x faster.
@@ -128,7 +128,7 @@ def _call(fn: Callable, args: tuple, label: str) -> Any:
     try:
         return fn(*args)
     except GradeFailure as failure:  # the learner's exception, already a sentence
-        if failure.kind == "not_implemented":
+        if failure.kind == Kind.NOT_IMPLEMENTED:
             raise  # the plugin says "not implemented yet" and stops: every other check would say the same
         raise GradeFailure(f"{label}: {failure}", kind=failure.kind) from None
 
@@ -146,23 +146,6 @@ def _close(got: float, expected: float, rtol: float = FORMULA_RTOL) -> bool:
     if math.isinf(expected) or math.isinf(got):
         return got == expected
     return math.isclose(got, expected, rel_tol=rtol, abs_tol=1e-12)
-
-
-def amdahl(f: float, s: float) -> float:
-    """The grader's own Amdahl: 1 / ((1 - f) + f / s)."""
-    new_time = (1.0 - f) + f / s
-    return math.inf if new_time == 0 else 1.0 / new_time
-
-
-def ceiling(f: float) -> float:
-    return math.inf if f >= 1 else 1.0 / (1.0 - f)
-
-
-def captured(speedup: float, ceiling_value: float) -> float | None:
-    """Share of the ceiling's gain a speedup captured: (S - 1) / (S_inf - 1)."""
-    if not math.isfinite(ceiling_value) or ceiling_value <= 1:
-        return None
-    return (speedup - 1.0) / (ceiling_value - 1.0)
 
 
 def speedup_mistake(f: float, s: float, got: float) -> str:
@@ -221,7 +204,7 @@ def test_amdahl_ceiling(learner, case):
                 raise GradeFailure(f"{label} raised ZeroDivisionError: when the part is all of the time, an "
                                    "infinitely fast part makes the whole free and nothing bounds the speedup: "
                                    "return math.inf") from None
-            if failure.kind == "not_implemented":
+            if failure.kind == Kind.NOT_IMPLEMENTED:
                 raise
             raise GradeFailure(f"{label}: {failure}", kind=failure.kind) from None
     else:
@@ -241,7 +224,7 @@ def test_rejects_impossible_input(learner, case):
     except GradeFailure as failure:  # the learner's exception, as a sentence and a class name
         if failure.raised == "ValueError":
             return
-        if failure.kind == "not_implemented":
+        if failure.kind == Kind.NOT_IMPLEMENTED:
             raise
         raise GradeFailure(f"{label} raised {failure.raised or 'an error'} instead of ValueError: check the inputs "
                            f"before computing ({why})") from None
@@ -294,7 +277,7 @@ def _relative(path: Path) -> str:
 def recorded(folder: Path = MEASUREMENTS) -> tuple[dict, str]:
     """The recorded profile file and a sentence saying where it came from.
 
-    The H200 file (``h200-ex06-*.json``, written by ``python -m grader.benchmarks ex06_amdahl``) when
+    The H200 file (``h200-ex06-*.json``, written by ``python -m tools.benchmarks ex06_amdahl``) when
     the course has one, else the CPU placeholder.
     """
     found = sorted(Path(folder).glob("h200-ex06-*.json"))
@@ -544,10 +527,10 @@ def recorded_summary(learner, row: dict, predicted: float, s: float, source: str
 
 def exercise3_file() -> tuple[Path, str]:
     """Your exercise-3 file once you have passed exercise 3 (`grade exercise 3`), else the course's."""
-    from grader import progress
+    from grader import progress_file
 
     ex3 = catalogue.get(3)
-    passed = progress.load().exercise(3).get("state") == "passed"
+    passed = progress_file.load().exercise(3).get("state") == "passed"
     if passed and ex3.learner_path.is_file():
         return ex3.learner_path, "yours: you passed exercise 3"
     if ex3.solution_path.is_file():
@@ -567,79 +550,6 @@ def batch_for(seq: int, n_heads: int = model.N_HEADS, max_batch: int = GPU_MAX_B
     free, _ = torch.cuda.mem_get_info()
     per_sequence = 4 * n_heads * seq * seq * 4
     return max(1, min(max_batch, int(free // 3 // per_sequence)))
-
-
-def measure_block(softmax_fn: Callable, *, seq: int, batch: int, device: str = "cuda", d_model: int = model.D_MODEL,
-                  n_heads: int = model.N_HEADS, mlp_ratio: int = model.MLP_RATIO, dtype: torch.dtype = torch.float32,
-                  timer: Callable[[Callable], float] | None = None, iterations: int = profiling.ITERATIONS,
-                  warmup: int = profiling.WARMUP) -> dict:
-    """Profile and time the block with torch.softmax and with ``softmax_fn``; plain numbers and rows.
-
-    ``timer(fn) -> ms`` defaults to `grader.perf.time_ms` (CUDA events, median, L2 flushed);
-    the end-to-end timings alternate the two blocks (A, B, A, B) and keep each one's best median,
-    so a drift in clocks during the measurement touches both alike.
-    """
-    from grader.watch import count_launches
-
-    if timer is None:
-        from grader import perf
-
-        timer = perf.time_ms
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    generator = torch.Generator(device=device)
-    generator.manual_seed(0)
-    rows, cols = model.score_rows(batch, seq, n_heads)
-
-    # 1. The swapped softmax alone, on a matrix of the block's score shape: right, which kernels, how fast.
-    scores = torch.randn((rows, cols), device=device, dtype=dtype, generator=generator)
-    probs, launches = count_launches(softmax_fn, scores)
-    sync()
-    # Against torch.softmax in the same dtype: a float64 copy of a 1 GB score matrix would not fit a small GPU.
-    softmax_error = float((probs.float() - torch.softmax(scores.float(), dim=-1)).abs().max())
-    kernel_names = sorted({launch.kernel for launch in launches})
-    del probs
-    softmax_ms_torch, softmax_ms_swapped = [], []
-    for _ in range(2):
-        softmax_ms_torch.append(timer(lambda: model.torch_softmax(scores)))
-        softmax_ms_swapped.append(timer(lambda: softmax_fn(scores)))
-    del scores
-
-    # 2. Two blocks with the same weights: PyTorch's softmax, and the swapped one.
-    reference = model.make_block(d_model=d_model, n_heads=n_heads, mlp_ratio=mlp_ratio, device=device, dtype=dtype)
-    swapped = model.make_block(d_model=d_model, n_heads=n_heads, mlp_ratio=mlp_ratio, device=device, dtype=dtype)
-    swapped.softmax = softmax_fn
-    x = torch.randn((batch, seq, d_model), device=device, dtype=dtype, generator=generator)
-    with torch.inference_mode():
-        y_reference = reference(x)
-        y_swapped = swapped(x)
-        sync()
-        block_error = float((y_swapped.double() - y_reference.double()).abs().max() / y_reference.abs().max())
-    del y_reference, y_swapped
-
-    profile_reference = profiling.profile_block(reference, x, iterations=iterations, warmup=warmup)
-    profile_swapped = profiling.profile_block(swapped, x, iterations=iterations, warmup=warmup)
-
-    ms_reference, ms_swapped = [], []
-    with torch.inference_mode():
-        for _ in range(2):
-            ms_reference.append(timer(lambda: reference(x)))
-            ms_swapped.append(timer(lambda: swapped(x)))
-    best = min(ms_reference), min(ms_swapped)
-    return {
-        "seq_len": seq, "batch": batch, "d_model": d_model, "n_heads": n_heads, "mlp_ratio": mlp_ratio,
-        "dtype": str(dtype).removeprefix("torch."), "softmax_shape": [rows, cols],
-        "softmax_kernels": kernel_names, "softmax_error": softmax_error, "block_error": block_error,
-        "softmax_ms_torch": round(min(softmax_ms_torch), 5), "softmax_ms_swapped": round(min(softmax_ms_swapped), 5),
-        "softmax_ms_runs": {"torch": [round(t, 5) for t in softmax_ms_torch],
-                            "swapped": [round(t, 5) for t in softmax_ms_swapped]},
-        "local_speedup": round(min(softmax_ms_torch) / min(softmax_ms_swapped), 4),
-        "ms": round(best[0], 5), "ms_swapped": round(best[1], 5),
-        "ms_runs": {"torch": [round(t, 5) for t in ms_reference], "swapped": [round(t, 5) for t in ms_swapped]},
-        "measured_speedup": round(best[0] / best[1], 4),
-        # Share of the pass the GPU was busy in the profiled kernels: the rest is idle gaps and launches.
-        "busy_fraction": round(profiling.total_us(profile_reference) / (best[0] * 1000), 4),
-        "profile": profile_reference, "profile_swapped": profile_swapped,
-    }
 
 
 def check_measurement(learner, measured: dict, softmax_source: str, where: str, record=None) -> dict:
@@ -664,7 +574,7 @@ def check_measurement(learner, measured: dict, softmax_source: str, where: str, 
     before = check_largest(learner, rows, label, where)
     after = check_largest(learner, swapped, f"this GPU's profile with {softmax_source.split(' ')[0]}", where)
     s = measured["local_speedup"]
-    learner_function = _function(learner, FUNCTION)
+    learner_function = _function(learner, "predict_speedup")
     predicted = check_prediction(learner_function, rows, s, label, where)
     top = _number(_call(_function(learner, "amdahl_ceiling"), (f,), f"amdahl_ceiling({f:.4f})"), "amdahl_ceiling")
     measured_speedup = measured["measured_speedup"]
@@ -735,11 +645,11 @@ def test_performance(learner, mode, check):
     try:
         process.start()
         process.ready()
-        reply = process.request({"op": "measure", "target": "grader.specs.ex06_amdahl:measure_block",
+        reply = process.request({"op": "measure", "target": "grader.block_measurement:measure_block",
                                  "function": ex3.function, "kwargs": {"seq": GPU_SEQ, "batch": batch}}, timeout=600)
     except GradeFailure as failure:
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} failed: {failure}",
-                           kind="wrong") from None
+                           kind=Kind.WRONG) from None
     finally:
         process.close()
     measured = reply.get("result")

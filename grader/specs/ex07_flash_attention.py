@@ -33,13 +33,11 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import catalogue, checks, guards, interpreter_fixes
+from grader import checks, guards, interpreter_fixes
 from grader.access_map import ShowCase, parse_size
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
 from grader.failures import GradeFailure
 
-FUNCTION = "attention"
-EXERCISE = catalogue.get(7)
 
 HEAD_DIMS = (16, 32, 64, 128)
 LOG2E = 1.4426950408889634
@@ -548,7 +546,7 @@ def test_no_score_matrix(learner_function, rng, device, mode):
 PERF_SHAPE = (4, 16, 4096, 64)
 
 
-def test_performance(learner_function, mode, check):
+def test_performance(exercise, learner_function, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
@@ -595,7 +593,7 @@ def test_performance(learner_function, mode, check):
                         "ratio_to_sdpa": round(tflops / sdpa_tflops, 4),
                         "dobench_ms": None if dobench is None else round(dobench, 5)})
     worst = min(results, key=lambda r: r["ratio_to_sdpa"])
-    floor = EXERCISE.floor
+    floor = exercise.floor
     ratio = worst["ratio_to_sdpa"]
     which = "causal" if worst["causal"] else "not causal"
     passed = ratio >= floor

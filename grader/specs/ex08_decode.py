@@ -36,12 +36,10 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import catalogue, checks, guards
+from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
 from grader.failures import GradeFailure
 
-FUNCTION = "decode_attention"
-EXERCISE = catalogue.get(8)
 
 HEAD_DIMS = (64, 128)
 PAGE_SIZES = (16, 64)
@@ -817,7 +815,7 @@ def test_no_scores_in_memory(learner_function, rng, device, mode, check):
 #: (B, H_q, H_kv, D, S_k, page_size), bf16: a serving batch of 64 sequences of 4096 tokens, pages of 16.
 #: A call there moves 1 GiB of cache (about 0.25 ms on an H200): the grader's clock measures the
 #: memory, not Python's launch time, which at B 1 is as long as the kernels (the benchmark,
-#: grader/benchmarks/ex08_decode.py, times B 1 and B 8 with do_bench, in turns with FlashInfer and SDPA).
+#: tools/benchmarks/ex08_decode.py, times B 1 and B 8 with do_bench, in turns with FlashInfer and SDPA).
 PERF_SHAPES = [(64, 32, 8, 128, 4096, 16)]
 
 
@@ -841,7 +839,7 @@ def gathered(k_cache, block_table, S):
     return k_cache[block_table.long()].reshape(B, -1, *k_cache.shape[2:])[:, :S].transpose(1, 2)
 
 
-def test_performance(learner_function, mode, check):
+def test_performance(exercise, learner_function, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
@@ -867,7 +865,7 @@ def test_performance(learner_function, mode, check):
         nbytes = minimum_bytes([S] * B, pages, ps, H_q, H_kv, D, 2)
         check.performance = None  # a failure before the timing leaves it None: re-raised below
         try:
-            record = checks.measure_bandwidth(learner_function, make_set, nbytes=nbytes, floor=EXERCISE.floor,
+            record = checks.measure_bandwidth(learner_function, make_set, nbytes=nbytes, floor=exercise.floor,
                                               verify=verify, label=label)
         except GradeFailure as failure:
             if check.performance is None:

@@ -39,12 +39,10 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, guards
+from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
-FUNCTION = "rmsnorm_forward"
-EXERCISE = catalogue.get(9)
 
 #: The eps of the ordinary cases (Llama's); the cases where eps decides set their own.
 EPS = 1e-6
@@ -850,7 +848,7 @@ def _sample_rows(m: int) -> list[int]:
     return sorted({0, 1, m // 2, m - 1})
 
 
-def test_performance(learner, learner_function, mode, check):
+def test_performance(exercise, learner, learner_function, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
@@ -896,7 +894,7 @@ def test_performance(learner, learner_function, mode, check):
     eager_forward_ms = timing.time_local(lambda x, w, eps: F.rms_norm(x, (n,), w, eps), forward_set).ms
     forward_failure = backward_failure = None
     try:
-        checks.measure_bandwidth(learner_function, forward_set, nbytes=forward_bytes(m, n, 2), floor=EXERCISE.floor,
+        checks.measure_bandwidth(learner_function, forward_set, nbytes=forward_bytes(m, n, 2), floor=exercise.floor,
                                  verify=verify_forward, label=f"{label}, forward")
     except GradeFailure as failure:
         if check.performance is None:

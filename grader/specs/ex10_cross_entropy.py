@@ -32,12 +32,10 @@ import math
 import pytest
 import torch
 
-from grader import catalogue, checks, guards
+from grader import checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
-FUNCTION = "cross_entropy"
-EXERCISE = catalogue.get(10)
 
 #: The stub's launcher reads 32 KiB of logits per loop iteration: 8192 fp32 or 16384 bf16 columns.
 LAUNCHER_BLOCK_BYTES = 32768
@@ -683,7 +681,7 @@ def _chunked_reference(x: torch.Tensor, target: torch.Tensor, rows: list[int]) -
     return total / T, grad / T
 
 
-def test_performance(learner_function, mode, check):
+def test_performance(exercise, learner_function, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
@@ -718,7 +716,7 @@ def test_performance(learner_function, mode, check):
     element = 2
     try:
         checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(T, V, element),
-                                 floor=EXERCISE.floor, verify=verify, label=label, snapshot=snapshot,
+                                 floor=exercise.floor, verify=verify, label=label, snapshot=snapshot,
                                  output_like=lambda a, k: torch.empty((), dtype=torch.float32),
                                  least_hbm_bytes=least_hbm_bytes(T, V, element))
     finally:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exercise 8 on a GPU machine, unattended, results under $OUT (at most 8 files):
 #   1. FlashInfer from .whl/ (tools/device/prepare_flashinfer.sh, run beforehand where there is network);
-#   2. the benchmark (grader/benchmarks/ex08_decode.py): check, targets, configs, sweep, step profile;
+#   2. the benchmark (tools/benchmarks/ex08_decode.py): check, targets, configs, sweep, step profile;
 #   3. `grade exercise 8` on the solution (correctness on the GPU, bf16, the performance check).
 # Each step goes on when the one before fails. About 4 to 5 minutes on an H200.
 #     OUT=/some/dir bash tools/device/ex08_decode.sh
@@ -21,7 +21,7 @@ export PYTHONPATH=$PWD:$SITE PATH=$SITE/bin:$PATH
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv
   python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
   nvcc --version | tail -2; } 2>&1 | tee "$OUT/ex08-environment.txt"
-timeout 290 python3 -m grader.benchmarks.ex08_decode --out "$OUT" 2>&1 | tee "$OUT/ex08-benchmark.txt" | grep -v "^\s*$" | tail -40
+timeout 290 python3 -m tools.benchmarks.ex08_decode --out "$OUT" 2>&1 | tee "$OUT/ex08-benchmark.txt" | grep -v "^\s*$" | tail -40
 timeout 150 python3 -m grader.cli exercise 8 --from solutions/ex08_decode.py --json > "$OUT/ex08-grading.json" 2> "$OUT/ex08-grading.err"
 python3 - "$OUT/ex08-grading.json" <<'PY'
 import json, sys

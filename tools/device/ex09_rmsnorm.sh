@@ -4,7 +4,7 @@
 # Here, first:  bash tools/device/prepare_liger.sh      (Liger-Kernel's wheel into .whl/, carried along)
 # There:        bash tools/device/ex09_rmsnorm.sh
 #
-# 1. the benchmark (grader/benchmarks/ex09_rmsnorm.py: peers, fp32, sweeps, the training step),
+# 1. the benchmark (tools/benchmarks/ex09_rmsnorm.py: peers, fp32, sweeps, the training step),
 #    at most ~4 minutes, its JSON rewritten after each part;
 # 2. `grade exercise 9` on the solution, on the GPU (correctness at GPU sizes, determinism, performance);
 # 3. the atomics variant's determinism check on the GPU (three runs compared bit for bit);
@@ -23,7 +23,7 @@ export GRADE_CACHE_DIR=$(mktemp -d) GRADE_STATE_DIR=$(mktemp -d)
 log=$OUT/ex09-grading.txt; : > "$log"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.memory --format=csv,noheader | tee -a "$log"
 
-timeout 330 python3 -m grader.benchmarks.ex09_rmsnorm --out "$OUT" > "$OUT/ex09-bench.txt" 2>&1
+timeout 330 python3 -m tools.benchmarks.ex09_rmsnorm --out "$OUT" > "$OUT/ex09-bench.txt" 2>&1
 echo "== benchmark: exit $?" | tee -a "$log"
 
 if [ "${GRADE:-1}" = 1 ]; then

@@ -7,7 +7,7 @@
 # carried along. There, the exercise 9 and 10 benchmarks install it without the network:
 #
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-#   PYTHONPATH=.:/tmp/site python3 -m grader.benchmarks.ex09_rmsnorm --out "$OUT"
+#   PYTHONPATH=.:/tmp/site python3 -m tools.benchmarks.ex09_rmsnorm --out "$OUT"
 #
 # Liger-Kernel is pure Python: its wheel declares torch and triton as its only requirements (both are
 # on the GPU machine already, hence --no-deps) and it also imports `packaging`. If it does not import

@@ -16,13 +16,13 @@ s=$SECONDS; timeout 100 python3 -m grader.cli exercise 1 --from solutions/ex01_v
 say "== ex01 graded ($((SECONDS-s)) s): $(python3 -c "
 import json; d=json.load(open('$RES/ex01.json')); p=d.get('performance') or {}
 print(d['passed'], p.get('fraction'), p.get('ms'), (p.get('timing') or {}).get('round_overhead_ms'), (p.get('timing') or {}).get('dobench_ratio'))" 2>&1)"
-s=$SECONDS; timeout 170 python3 -m grader.benchmarks.ex03_softmax --out "$RES" > "$RES/ex03.log" 2>&1
+s=$SECONDS; timeout 170 python3 -m tools.benchmarks.ex03_softmax --out "$RES" > "$RES/ex03.log" 2>&1
 say "== ex03 sweep ($((SECONDS-s)) s)"
-python3 -m grader.benchmarks.ex03_softmax --summary "$RES/h200-ex03-softmax.json" >> "$RES/summary.txt" 2>&1
+python3 -m tools.benchmarks.ex03_softmax --summary "$RES/h200-ex03-softmax.json" >> "$RES/summary.txt" 2>&1
 SITE=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" .whl/*.whl > "$RES/pip.log" 2>&1
 s=$SECONDS; EX08_DEADLINE_S=110 PYTHONPATH=$PWD:$SITE PATH=$SITE/bin:$PATH FLASHINFER_CUDA_ARCH_LIST=9.0 \
-  timeout 175 python3 -m grader.benchmarks.ex08_decode --out "$RES" > "$RES/ex08.log" 2>&1
+  timeout 175 python3 -m tools.benchmarks.ex08_decode --out "$RES" > "$RES/ex08.log" 2>&1
 say "== ex08 benchmark ($((SECONDS-s)) s)"
 tail -45 "$RES/ex08.log" >> "$RES/summary.txt"
 cat "$RES/summary.txt"

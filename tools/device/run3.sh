@@ -13,9 +13,9 @@ SITE=$(mktemp -d)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" .whl/liger*.whl > "$RES/pip.log" 2>&1
 say "== $(date -u +%FT%TZ) $(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"
 if [ "${BENCH:-1}" = 1 ]; then
-s=$SECONDS; PYTHONPATH=$PWD:$SITE timeout ${T9:-120} python3 -m grader.benchmarks.ex09_rmsnorm --out "$RES" --budget ${B9:-70} > "$RES/ex09.log" 2>&1
+s=$SECONDS; PYTHONPATH=$PWD:$SITE timeout ${T9:-120} python3 -m tools.benchmarks.ex09_rmsnorm --out "$RES" --budget ${B9:-70} > "$RES/ex09.log" 2>&1
 say "== ex09 benchmark ($((SECONDS-s)) s)"; tail -30 "$RES/ex09.log" >> "$RES/summary.txt"
-s=$SECONDS; PYTHONPATH=$PWD:$SITE EX10_BUDGET_S=${B10:-70} timeout ${T10:-120} python3 -m grader.benchmarks.ex10_cross_entropy --out "$RES" > "$RES/ex10.log" 2>&1
+s=$SECONDS; PYTHONPATH=$PWD:$SITE EX10_BUDGET_S=${B10:-70} timeout ${T10:-120} python3 -m tools.benchmarks.ex10_cross_entropy --out "$RES" > "$RES/ex10.log" 2>&1
 say "== ex10 benchmark ($((SECONDS-s)) s)"; tail -30 "$RES/ex10.log" >> "$RES/summary.txt"
 fi
 grade_one() {  # $1 who (new|old), $2 exercise, $3 file

@@ -183,7 +183,7 @@ def _config(page_size: int, head_dim: int) -> tuple[int, int, int, int]:
     pages of 16, or half a page of 64, so the grader's short sequences cross several tiles and pages.
     On a GPU, 64 tokens per step (16 KiB of K and 16 KiB of V at D = 128 in bf16), 4 warps and 3
     stages: the loads of the next two tiles are in flight while this one is computed, 96 KiB of shared
-    memory, so two programs fit on an SM. `grader/benchmarks/ex08_decode.py` sweeps the alternatives
+    memory, so two programs fit on an SM. `tools/benchmarks/ex08_decode.py` sweeps the alternatives
     (docs/measurements/h200-ex08-decode.json, the ``config`` rows).
     """
     if os.environ.get("TRITON_INTERPRET") == "1":

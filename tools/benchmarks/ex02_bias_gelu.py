@@ -9,7 +9,7 @@ element size) and ``moved_gbps``: how fast it runs on the bytes it actually move
 ``sweep()`` (not part of ``run()``) times the solution's kernel over a few tile shapes and warp
 counts, for when the solution needs retuning on a new GPU:
 
-    python -c "from grader.benchmarks.ex02_bias_gelu import sweep; [print(r) for r in sweep()]"
+    python -c "from tools.benchmarks.ex02_bias_gelu import sweep; [print(r) for r in sweep()]"
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from grader import perf
-from grader.benchmarks import failed_row, time_row
 from grader.specs.ex02_bias_gelu import minimum_bytes, unfused_bytes
+from tools.benchmarks import failed_row, time_row
 
 M, N = 16384, 4096
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}

@@ -1,10 +1,10 @@
 """GPU benchmarks behind the committed measurements in docs/measurements/.
 
-Each module here (``grader.benchmarks.ex01_vector_add``, ...) defines ``run() -> list[dict]``:
+Each module here (``tools.benchmarks.ex01_vector_add``, ...) defines ``run() -> list[dict]``:
 one row per (kernel, shape), built with `time_row`. The driver runs the modules you name and
 writes one JSON file per module with the GPU, versions and date:
 
-    python -m grader.benchmarks ex01_vector_add ex03_softmax --out docs/measurements
+    python -m tools.benchmarks ex01_vector_add ex03_softmax --out docs/measurements
 
 Every figure on the site comes from such a file, so a learner can rerun the same command on
 their own card and plot their own numbers (docs/scripts/plot_measurements.py).

@@ -28,11 +28,11 @@ median time; ``fraction`` is of the measured ceiling (``meta.ceiling_gbps``). Pe
 On the GPU machine, from the repository root (about four minutes on an H200, FlashInfer's JIT
 compilation included; `tools/device/prepare_flashinfer.sh` builds the FlashInfer folder first)::
 
-    PYTHONPATH=. python -m grader.benchmarks.ex08_decode --out "$OUT"
+    PYTHONPATH=. python -m tools.benchmarks.ex08_decode --out "$OUT"
 
 writes ``$OUT/h200-ex08-decode.json`` (the exercise file: check, targets, configs, sweep) and
 ``$OUT/h200-ex08-decode-step.json`` (the step profile), then prints a summary table. The same rows
-come from ``python -m grader.benchmarks ex08_decode`` (one file).
+come from ``python -m tools.benchmarks ex08_decode`` (one file).
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ import triton
 import triton.language as tl
 
 from grader import perf
-from grader.benchmarks import failed_row, meta
 from grader.specs.ex08_decode import minimum_bytes, per_query_head_bytes, reference
+from tools.benchmarks import failed_row, meta
 
 H_Q, H_KV, D = 32, 8, 128
 TARGETS = [(1, 32768), (8, 8192), (64, 4096)]  # (B, S_k): the issue's three shapes
@@ -529,7 +529,7 @@ def part_step(ceiling: float) -> list[dict]:
 # --- driver ---------------------------------------------------------------------------------------
 
 def run() -> list[dict]:
-    """Every part, one list of rows (``python -m grader.benchmarks ex08_decode``)."""
+    """Every part, one list of rows (``python -m tools.benchmarks ex08_decode``)."""
     ceiling = perf.measure_ceiling()[0].ceiling_gbps
     flashinfer = FlashInfer()
     rows = [{"kernel": "flashinfer-status", "ms": None, "version": flashinfer.version, "error": flashinfer.error}]
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
              "sweep": lambda c: part_sweep(c, flashinfer), "step": part_step}
 
     def write():
-        command = "PYTHONPATH=. python -m grader.benchmarks.ex08_decode --out DIR"
+        command = "PYTHONPATH=. python -m tools.benchmarks.ex08_decode --out DIR"
         record = {"meta": {**header, "exercise": 8, "command": command, "seconds": round(_elapsed(), 1)}, "rows": rows}
         main_path.write_text(json.dumps(record, indent=1) + "\n")
         if steps:

@@ -3,14 +3,14 @@
 Shapes, fp32: M = 4096 rows with N = 256 ... 32768 columns, and N = 4096 columns with M = 32 ...
 16384 rows. Every kernel is checked against ``torch.softmax`` before it is timed; a kernel that
 fails or cannot run at a shape gets a row with its error instead of a time (the failure is a
-finding too). Exercise 3's benchmark (`grader.benchmarks.ex03_softmax`) has a sweep of its own:
+finding too). Exercise 3's benchmark (`tools.benchmarks.ex03_softmax`) has a sweep of its own:
 two dtypes, kernels timed in turns, and three ways of calling torch.compile.
 
 Byte model: ``2 * M * N * 4`` bytes (one read, one write), the minimum for softmax, so a kernel
 that reads a row twice (the online softmax, a looped reduction) shows it as a lower fraction.
 
-    python -m grader.benchmarks ex04_softmax_persistent --out docs/measurements
-    python -m grader.benchmarks softmax_sweep      # every kernel in one table (not plotted)
+    python -m tools.benchmarks ex04_softmax_persistent --out docs/measurements
+    python -m tools.benchmarks softmax_sweep      # every kernel in one table (not plotted)
 
 Exercise 5's solution is timed too when ``solutions/ex05_online_softmax.py`` defines
 ``softmax_online`` (`online_kernel`).
@@ -22,8 +22,8 @@ from typing import Callable
 
 import torch
 
-from grader.benchmarks import failed_row, time_row
 from grader.specs.ex03_softmax import minimum_bytes
+from tools.benchmarks import failed_row, time_row
 
 #: Row lengths at M = 4096.
 N_SWEEP = (256, 1024, 2048, 4096, 8192, 16384, 32768)
@@ -54,7 +54,7 @@ def compiled_softmax(name: str = "softmax_compiled", **options) -> Kernel:
     wrappers of one function share them, so one could change what another compiles (and
     ``torch._dynamo.reset()`` would forget every compiled function at once, not one).
     """
-    from grader.benchmarks.inductor_capture import fresh_function
+    from tools.benchmarks.inductor_capture import fresh_function
 
     return torch.compile(fresh_function(eager_softmax, name), **options)
 

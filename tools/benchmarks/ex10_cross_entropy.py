@@ -32,10 +32,10 @@ checked against a float64 loss computed beforehand (``loss_error``).
 
 On a GPU machine, from the repository root (Liger-Kernel from its wheel, if one is in .whl/)::
 
-    python -m grader.benchmarks.ex10_cross_entropy --out DIR
+    python -m tools.benchmarks.ex10_cross_entropy --out DIR
 
 writes both files into DIR after every part (a failure or a timeout keeps what was measured) and
-prints a table. ``python -m grader.benchmarks ex10_cross_entropy`` runs the same through the common
+prints a table. ``python -m tools.benchmarks ex10_cross_entropy`` runs the same through the common
 driver (one file, no sweep).
 """
 
@@ -379,7 +379,7 @@ class Run:
                 "seconds": round(time.time() - self.started, 1)}
         for stem, rows in (("ex10-cross-entropy", self.rows), ("ex10-sweep", self.sweep_rows)):
             if rows:
-                command = "python -m grader.benchmarks.ex10_cross_entropy --out DIR"
+                command = "python -m tools.benchmarks.ex10_cross_entropy --out DIR"
                 (self.out / f"{self.prefix}-{stem}.json").write_text(
                     json.dumps({"meta": {**meta, "command": command}, "rows": rows}, indent=1) + "\n")
 
@@ -493,9 +493,9 @@ class Run:
 
 
 def run() -> list[dict]:
-    """The common driver's entry point (``python -m grader.benchmarks ex10_cross_entropy``): the by_T and
+    """The common driver's entry point (``python -m tools.benchmarks ex10_cross_entropy``): the by_T and
     fp32 parts as rows (the sweep goes to its own file only through ``--out``)."""
-    from grader import benchmarks
+    from tools import benchmarks
 
     state = Run(ceiling=benchmarks.ceiling_gbps())
     for name, part in (("by_T", state.by_t), ("fp32", state.fp32)):
@@ -521,11 +521,11 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.benchmarks.ex10_cross_entropy")
+    parser = argparse.ArgumentParser(prog="python -m tools.benchmarks.ex10_cross_entropy")
     parser.add_argument("--out", type=Path, required=True, help="folder for the two JSON files")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     args = parser.parse_args(argv)
-    from grader import benchmarks
+    from tools import benchmarks
 
     header = benchmarks.meta()
     prefix = header["gpu"].lower().replace("nvidia", "").strip().replace(" ", "-")

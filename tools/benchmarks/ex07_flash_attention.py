@@ -12,7 +12,7 @@ main shapes (fp16), each configuration in turns with SDPA (two rounds), to calib
 in solutions/ex07_flash_attention.py; the ``best config`` rows summarise it. About a minute on an
 H200 (57 s, most of it compiling).
 
-    python -m grader.benchmarks ex07_flash_attention --out docs/measurements
+    python -m tools.benchmarks ex07_flash_attention --out docs/measurements
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-from grader.benchmarks import failed_row, time_rows_in_turns
 from grader.specs.ex07_flash_attention import flops
+from tools.benchmarks import failed_row, time_rows_in_turns
 
 SHAPES = [
     (8, 32, 4096, 64, torch.float16),

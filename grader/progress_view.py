@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader import catalogue, progress
+from grader import catalogue, progress_file
 
 
 def available(exercise: catalogue.Exercise) -> bool:
@@ -18,7 +18,7 @@ def available(exercise: catalogue.Exercise) -> bool:
     return exercise.spec_file.is_file() and exercise.learner_path.is_file()
 
 
-def next_exercise(state: progress.State) -> catalogue.Exercise | None:
+def next_exercise(state: progress_file.State) -> catalogue.Exercise | None:
     """The first exercise that can be graded and is not passed yet (None: all done)."""
     for exercise in catalogue.EXERCISES:
         if available(exercise) and not state.passed(exercise.number):
@@ -41,7 +41,7 @@ def _floor(exercise: catalogue.Exercise) -> str:
     return f"{exercise.floor:.0%}"
 
 
-def progress_table(state: progress.State) -> Table:
+def progress_table(state: progress_file.State) -> Table:
     table = Table(title="Exercises", title_justify="left", caption="floor: what a pass needs on a GPU, a fraction of "
                   "your GPU's measured bandwidth ceiling unless the exercise's page names another yardstick; best: "
                   "the highest fraction one of your graded runs reached (GPU only)", caption_justify="left")
@@ -53,7 +53,7 @@ def progress_table(state: progress.State) -> Table:
     table.add_column("when", no_wrap=True)
     for exercise in catalogue.EXERCISES:
         entry = state.exercise(exercise.number)
-        label, style = progress.describe_state(entry)
+        label, style = progress_file.describe_state(entry)
         if not entry.get("state") and not available(exercise):
             label, style = "not available yet", "dim italic"
         when = entry.get("passed_at") if entry.get("state") == "passed" else entry.get("last_run")
@@ -68,14 +68,14 @@ def bar(done: int, total: int, width: int = 28) -> Text:
     return Text.assemble(("█" * filled, "green"), ("░" * (width - filled), "dim"))
 
 
-def overall(state: progress.State) -> Text:
+def overall(state: progress_file.State) -> Text:
     """One line: the bar, and exercises passed out of the whole course."""
     total = len(catalogue.EXERCISES)
     done = sum(1 for e in catalogue.EXERCISES if state.passed(e.number))
     return Text.assemble(bar(done, total), " ", (f"{done} of {total} exercises passed", "bold"))
 
 
-def render_list(console: Console, state: progress.State) -> None:
+def render_list(console: Console, state: progress_file.State) -> None:
     console.print(progress_table(state))
     console.print(overall(state))
     upcoming = next_exercise(state)

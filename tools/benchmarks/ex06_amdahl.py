@@ -14,10 +14,10 @@ row records:
 * ``largest_operator`` before and after the swap, and ``busy_fraction``: the profiled kernel time
   over the measured time of a pass (the rest is the GPU idling between launches).
 
-    python -m grader.benchmarks ex06_amdahl --out docs/measurements
+    python -m tools.benchmarks ex06_amdahl --out docs/measurements
 
 writes ``<gpu>-ex06-amdahl.json``; the exercise's checks read ``docs/measurements/h200-ex06-*.json``.
-Without a GPU, ``python -m grader.benchmarks.ex06_amdahl --cpu-placeholder PATH`` writes the CPU
+Without a GPU, ``python -m tools.benchmarks.ex06_amdahl --cpu-placeholder PATH`` writes the CPU
 stand-in profile the checks use until the H200 file exists (profiles only, CPU self times).
 """
 
@@ -31,7 +31,9 @@ import time
 import torch
 
 from grader import model, profiling
-from grader.specs.ex06_amdahl import amdahl, captured, ceiling, measure_block, minimum_bytes
+from grader.amdahl import amdahl, captured, ceiling
+from grader.block_measurement import measure_block
+from grader.specs.ex06_amdahl import minimum_bytes
 
 #: (sequence length, batch): the same 16384 tokens at both lengths, so the linear layers do the
 #: same work and only attention's S² part grows. At S = 2048 the fp32 scores are 1.07 GB.
@@ -50,7 +52,7 @@ def solution_softmax():
 
 def amdahl_row(measured: dict, softmax_source: str) -> dict:
     """One benchmark row from `measure_block`'s numbers, with the law's prediction beside the measurement."""
-    from grader.benchmarks import ceiling_gbps
+    from tools.benchmarks import ceiling_gbps
 
     f = profiling.softmax_share(measured["profile"])
     s = measured["local_speedup"]
@@ -125,9 +127,9 @@ def cpu_placeholder(path: str, shapes=((256, 1), (2048, 1)), iterations: int = 2
         "meta": {
             "gpu": None, "device": "cpu", "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%d"),
-            "command": f"python -m grader.benchmarks.ex06_amdahl --cpu-placeholder {path}",
+            "command": f"python -m tools.benchmarks.ex06_amdahl --cpu-placeholder {path}",
             "note": ("CPU PLACEHOLDER, not a GPU measurement: device_time_us is each operator's self CPU time. "
-                     "It stands in for docs/measurements/h200-ex06-*.json (python -m grader.benchmarks "
+                     "It stands in for docs/measurements/h200-ex06-*.json (python -m tools.benchmarks "
                      "ex06_amdahl on the H200) so exercise 6's profile-reading checks can be developed; "
                      "no predicted or measured speedup, no swapped profile."),
         },
@@ -140,9 +142,9 @@ def cpu_placeholder(path: str, shapes=((256, 1), (2048, 1)), iterations: int = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.benchmarks.ex06_amdahl")
+    parser = argparse.ArgumentParser(prog="python -m tools.benchmarks.ex06_amdahl")
     parser.add_argument("--cpu-placeholder", metavar="PATH", required=True,
-                        help="write the CPU stand-in profile to PATH (on a GPU, use python -m grader.benchmarks ex06_amdahl)")
+                        help="write the CPU stand-in profile to PATH (on a GPU, use python -m tools.benchmarks ex06_amdahl)")
     args = parser.parse_args(argv)
     record = cpu_placeholder(args.cpu_placeholder)
     for row in record["rows"]:

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from grader import catalogue
+from grader.results import Kind
 
 # --- what to sweep, per exercise ----------------------------------------------------------------
 
@@ -204,11 +205,11 @@ CONFIGS: dict[int, BenchConfig] = {
              "timed with it: a paged kernel reads the pages where they are.",
     ),
     9: BenchConfig(
-        # The forward (the catalogue's function); the backward is in grader/benchmarks/ex09_rmsnorm.py.
+        # The forward (the catalogue's function); the backward is in tools/benchmarks/ex09_rmsnorm.py.
         sizes=tuple({"m": 16384, "n": 1 << k} for k in range(10, 15)),  # N = 1024 ... 16384
         make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm}, compile=True,
         x_key="n", x_label="N (columns; M = 16384 rows)", dtype=torch.bfloat16, output=lambda result: result[0],
-        note="The forward only: y and a float32 rstd per row. `python -m grader.benchmarks.ex09_rmsnorm` "
+        note="The forward only: y and a float32 rstd per row. `python -m tools.benchmarks.ex09_rmsnorm` "
              "times the backward and the pair against torch.compile and Liger-Kernel.",
     ),
     10: BenchConfig(
@@ -311,7 +312,7 @@ def _describe(exc: BaseException) -> tuple[str, bool]:
     if isinstance(exc, torch.cuda.OutOfMemoryError):
         return "out of memory at this size", False
     failure = describe_exception(exc, None)
-    return str(failure), failure.kind == "fatal"
+    return str(failure), failure.kind == Kind.FATAL
 
 
 def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time_ms: Callable[[Callable], float],
@@ -549,7 +550,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
 
     Raises BenchUnavailable when the bench cannot run at all (no GPU, no bench for exercise N).
     """
-    from grader import mode, perf, progress
+    from grader import mode, perf, progress_file
 
     exercise = catalogue.get(number)
     config = config_for(number)
@@ -568,7 +569,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
     function = getattr(module, exercise.function, None) if module is not None else None
     if module is not None and function is None:
         problem = f"{path} does not define `{exercise.function}`"
-    if not progress.load().passed(number) and path == exercise.learner_path:
+    if not progress_file.load().passed(number) and path == exercise.learner_path:
         console.print(f"[yellow]Exercise {number} is not passed yet: a wrong result is reported, not timed.[/]")
 
     info = perf.gpu_info()
@@ -597,7 +598,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
             "ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
             "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
             "dtype": dtype_label, "learner_file": str(path), "command": f"grade bench {number}"}
-    folder = out_dir or progress.state_dir() / "bench"
+    folder = out_dir or progress_file.state_dir() / "bench"
     stem = f"ex{number:02d}-{time.strftime('%Y%m%d-%H%M%S')}"
     json_path, png_path, why = write_outputs(rows, config, meta=meta, folder=folder, stem=stem,
                                              ceiling_gbps=ceiling.ceiling_gbps, title=title)

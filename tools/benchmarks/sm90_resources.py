@@ -9,7 +9,7 @@ are those a launch on contiguous, 16-byte aligned tensors would compile to: poin
 marked 16-byte aligned and integer arguments are specialised the way a launch specialises them
 (equal to 1: a constant; divisible by 16: marked so).
 
-    from grader.benchmarks.sm90_resources import compile_report
+    from tools.benchmarks.sm90_resources import compile_report
     compile_report(kernel, pointers={"x_ptr": "fp32", "out_ptr": "fp32"},
                    integers={"x_row_stride": 32768, "out_row_stride": 32768, "n_cols": 32768},
                    constexprs={"BLOCK": 32768}, num_warps=32)

@@ -1,6 +1,6 @@
 """Exercise 4's persistent softmax against exercise 3's one-program-per-row kernel.
 
-The sweep of `grader.benchmarks.softmax_sweep` (fp32; M = 4096, N = 256 ... 32768; N = 4096,
+The sweep of `tools.benchmarks.softmax_sweep` (fp32; M = 4096, N = 256 ... 32768; N = 4096,
 M = 32 ... 16384). Rows:
 
 * ``solution``: the persistent kernel, with the occupancy it launched with (``n_regs``,
@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 import triton
 
-from grader.benchmarks.softmax_sweep import sweep
+from tools.benchmarks.softmax_sweep import sweep
 
 STAGES_PROBED_AT = (1024, 4096, 16384, 32768)
 

@@ -1,6 +1,6 @@
 """What ``torch.compile`` made of a function, and what one call of it costs on the host and the GPU.
 
-The softmax benchmark (`grader.benchmarks.ex03_softmax`) uses these to show *why* a compiled softmax
+The softmax benchmark (`tools.benchmarks.ex03_softmax`) uses these to show *why* a compiled softmax
 moves with the way it was compiled, rather than only *that* it moves:
 
 * `fresh_function` — a new Python function (its own code object) with the body of another. Dynamo

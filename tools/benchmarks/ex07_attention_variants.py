@@ -28,8 +28,8 @@ with SDPA (`time_rows_in_turns`). NVML samples the SM clock and board power duri
 run opens with fifteen rounds of SDPA and the solution in turns from an idle card (``drift``
 rows), which show how far each one's speed moves as the card heats.
 
-    python -m grader.benchmarks ex07_attention_variants --out docs/measurements   # on a GPU
-    python -m grader.benchmarks.ex07_attention_variants    # no GPU: registers, shared memory
+    python -m tools.benchmarks ex07_attention_variants --out docs/measurements   # on a GPU
+    python -m tools.benchmarks.ex07_attention_variants    # no GPU: registers, shared memory
                                                             # and the loop's PTX order for sm_90
 """
 
@@ -44,8 +44,8 @@ import torch
 import triton
 import triton.language as tl
 
-from grader.benchmarks import failed_row, time_rows_in_turns
 from grader.specs.ex07_flash_attention import flops, reference
+from tools.benchmarks import failed_row, time_rows_in_turns
 
 LOG2E = 1.4426950408889634
 SHAPE = (4, 32, 4096, 128)  # B, H, S, D: chapter 8's D 128 shape
@@ -258,7 +258,7 @@ def ws_kernel(q_ptr, k_ptr, v_ptr, o_ptr, total_rows, seq, qk_scale, stride_m,
 # --- launchers -------------------------------------------------------------------------------
 
 #: name -> (config (BLOCK_M, BLOCK_N, num_warps, num_stages), launch options). Registers per thread
-#: and shared memory at D 128 (sm_90, Triton 3.6, `python -m grader.benchmarks.ex07_attention_variants`):
+#: and shared memory at D 128 (sm_90, Triton 3.6, `python -m tools.benchmarks.ex07_attention_variants`):
 #: solution 182 / 128 KB; tma 143 / 129 KB; tma 2/SM 128 / 96 KB (two programs fit); next scores
 #: first 214 / 144 KB; 4 warpgroups 128 / 160 KB; half exp 183 / 128 KB; none spills.
 VARIANTS = {

@@ -33,10 +33,10 @@ Before it is timed, every kernel's output is compared with a float64 reference o
 (``max_rel_err``, relative to the largest value; dweight in full, against a float32 sum).
 
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl   # Liger, if there
-    PYTHONPATH=.:/tmp/site python3 -m grader.benchmarks.ex09_rmsnorm --out DIR
+    PYTHONPATH=.:/tmp/site python3 -m tools.benchmarks.ex09_rmsnorm --out DIR
 
 writes ``DIR/<gpu>-ex09-rmsnorm.json`` (e.g. ``h200-ex09-rmsnorm.json``) and prints a table;
-``python -m grader.benchmarks ex09_rmsnorm`` (the driver) runs the same parts and writes the file
+``python -m tools.benchmarks ex09_rmsnorm`` (the driver) runs the same parts and writes the file
 at the end. About three and a half minutes on an H200 (estimated, not yet measured), most of it
 torch.compile and the sweeps' compilations; ``--budget`` (seconds, default 200) skips the parts that
 would start after it, each with a row that says so.
@@ -610,7 +610,7 @@ def _liger_version() -> str:
 
 
 def run() -> list[dict]:
-    """For ``python -m grader.benchmarks ex09_rmsnorm``: every part, the rows at the end."""
+    """For ``python -m tools.benchmarks ex09_rmsnorm``: every part, the rows at the end."""
     results = Results(None, {})
     run_parts(results)
     return results.rows
@@ -648,14 +648,14 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.benchmarks.ex09_rmsnorm")
+    parser = argparse.ArgumentParser(prog="python -m tools.benchmarks.ex09_rmsnorm")
     parser.add_argument("--out", default="build/measurements", help="folder for the JSON file")
     parser.add_argument("--parts", nargs="*", default=list(PARTS), choices=PARTS)
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="seconds after which no new part starts")
     args = parser.parse_args(argv)
-    from grader import benchmarks
+    from tools import benchmarks
 
-    meta = {**benchmarks.meta(), "command": "python -m grader.benchmarks.ex09_rmsnorm " + " ".join(argv or sys.argv[1:])}
+    meta = {**benchmarks.meta(), "command": "python -m tools.benchmarks.ex09_rmsnorm " + " ".join(argv or sys.argv[1:])}
     prefix = meta["gpu"].lower().replace("nvidia", "").strip().replace(" ", "-")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

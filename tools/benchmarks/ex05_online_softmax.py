@@ -20,7 +20,7 @@ for torch.softmax too, so fractions compare times directly. ``gbps_2pass`` and
 ``fraction_2pass`` are the same time over ``2 * M * N * 4`` bytes: the count of the baselines
 file's ``triton_online`` column and of exercise 3's rows, for plots that put the kernels side by side.
 
-    python -m grader.benchmarks ex05_online_softmax --out docs/measurements
+    python -m tools.benchmarks ex05_online_softmax --out docs/measurements
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import torch
 import triton
 import triton.language as tl
 
-from grader.benchmarks import failed_row, time_row
 from grader.specs.ex05_online_softmax import minimum_bytes
+from tools.benchmarks import failed_row, time_row
 
 SWEEP_M = 4096
 SWEEP_N = (256, 1024, 2048, 4096, 6272, 8192, 16384, 32768)

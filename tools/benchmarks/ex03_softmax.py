@@ -1,9 +1,9 @@
 """Exercise 3's softmax against torch.softmax and three ways of calling torch.compile, fp32 and bf16.
 
-    python -m grader.benchmarks.ex03_softmax --out docs/measurements   # the run (about 3-4 minutes on an H200)
-    python -m grader.benchmarks ex03_softmax --out docs/measurements    # the same, through the common driver
-    python -m grader.benchmarks.ex03_softmax --summary docs/measurements/h200-ex03-softmax.json
-    python -m grader.benchmarks.ex03_softmax --registers                # no GPU: sm_90 registers and spills
+    python -m tools.benchmarks.ex03_softmax --out docs/measurements   # the run (about 3-4 minutes on an H200)
+    python -m tools.benchmarks ex03_softmax --out docs/measurements    # the same, through the common driver
+    python -m tools.benchmarks.ex03_softmax --summary docs/measurements/h200-ex03-softmax.json
+    python -m tools.benchmarks.ex03_softmax --registers                # no GPU: sm_90 registers and spills
 
 Every kernel at one shape is timed in turns with the others (a, b, c, a, b, c: the card's power
 state drifts), two medians each (`grader.perf.time_ms`: L2 flushed before every run), and its
@@ -64,10 +64,11 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import benchmarks, perf
-from grader.benchmarks import inductor_capture as capture
-from grader.benchmarks.softmax_sweep import eager_softmax, naive_softmax, online_kernel
+from grader import perf
 from grader.specs.ex03_softmax import minimum_bytes
+from tools import benchmarks
+from tools.benchmarks import inductor_capture as capture
+from tools.benchmarks.softmax_sweep import eager_softmax, naive_softmax, online_kernel
 
 M = 4096
 #: Row lengths at M = 4096, in the order they are first called (the default compile recompiles with
@@ -491,7 +492,7 @@ class Sweep:
             self._guarded(m, M_SWEEP_N, "fp32")
         if self.captured:
             header = (f"# torch.compile(torch.softmax) at M = {M}: the generated code each way of compiling ran\n"
-                      f"# (python -m grader.benchmarks.ex03_softmax; torch {torch.__version__}, "
+                      f"# (python -m tools.benchmarks.ex03_softmax; torch {torch.__version__}, "
                       f"triton {triton.__version__})\n\n")
             self.record["attachments"]["inductor-kernels.txt"] = header + "\n".join(self.captured)
         self.record["notes"] = {"seconds": round(time.time() - started, 1), "rounds": self.rounds,
@@ -568,7 +569,7 @@ def _inductor_settings() -> dict:
 
 
 def run() -> dict:
-    """The rows (and the other sections) for `python -m grader.benchmarks ex03_softmax`."""
+    """The rows (and the other sections) for `python -m tools.benchmarks ex03_softmax`."""
     return Sweep().run()
 
 
@@ -671,7 +672,7 @@ def check_targets(by: dict) -> list[str]:
 
 def registers_table() -> list[dict]:
     """The solution's kernel compiled for sm_90 at each row length, dtype and warps the sweep times."""
-    from grader.benchmarks.sm90_resources import compile_report
+    from tools.benchmarks.sm90_resources import compile_report
     from solutions.ex03_softmax import num_warps_for, softmax_kernel
 
     table = []
@@ -687,7 +688,7 @@ def registers_table() -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.benchmarks.ex03_softmax")
+    parser = argparse.ArgumentParser(prog="python -m tools.benchmarks.ex03_softmax")
     parser.add_argument("--out", help="folder for the results (the run; needs a GPU)")
     parser.add_argument("--prefix", default=None, help="file name prefix (default: the GPU's name, e.g. h200)")
     parser.add_argument("--summary", metavar="FILE", help="print the summary of a results file and exit")
@@ -705,7 +706,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.out:
         parser.error("give --out DIR (a GPU run), --summary FILE or --registers")
-    from grader.benchmarks.__main__ import write_record
+    from tools.benchmarks.__main__ import write_record
 
     header = benchmarks.meta()
     prefix = args.prefix or benchmarks.file_prefix(header)
@@ -714,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     path = out / f"{prefix}-ex03-softmax.json"
     started = time.time()
     record = Sweep(record_path=path, meta=header).run()
-    write_record(path, "ex03_softmax", header, record, started, command="python -m grader.benchmarks.ex03_softmax")
+    write_record(path, "ex03_softmax", header, record, started, command="python -m tools.benchmarks.ex03_softmax")
     print(summary(json.loads(path.read_text())))
     return 0
 

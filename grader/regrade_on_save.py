@@ -1,6 +1,6 @@
 """`grade watch [N]`: re-grade an exercise every time its file is saved.
 
-(`grader.watch` is something else: it records the kernel launches and torch ops of a graded call.)
+(Not `grader.watch`, which records the kernel launches and torch ops of one graded call.)
 
 The loop is written so it can be tested without a terminal or a file system watcher:
 `watch_loop` takes any iterable of change batches (what `watchfiles.watch` yields: sets of
@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterable
 from rich.console import Console
 from rich.text import Text
 
-from grader import catalogue, progress
-from grader.render_progress import next_exercise, watch_footer, watch_header
+from grader import catalogue, progress_file
+from grader.progress_view import next_exercise, watch_footer, watch_header
 
 #: watchfiles: yield a batch after this many ms without a new event (one save), at most `DEBOUNCE_MS`.
 STEP_MS = 100
@@ -60,7 +60,7 @@ class Session:
         self.follow = follow
         self.record = record
         self.path_for = path_for
-        self.advance = advance or (lambda: next_exercise(progress.load()))
+        self.advance = advance or (lambda: next_exercise(progress_file.load()))
         self.render = render
         self.clear = clear
         self.last_digest: bytes | None = None
@@ -94,7 +94,7 @@ class Session:
         run = self.grade(self.exercise, self.path)
         self.runs += 1
         if self.record:
-            progress.record_run(self.exercise.number, run)
+            progress_file.record_run(self.exercise.number, run)
         self._frame(f"graded at {time.strftime('%H:%M:%S')} in {time.monotonic() - started:.1f} s")
         self._show(run)
         if run.passed and self.follow:
@@ -162,9 +162,9 @@ def file_changes(folder: Path, *, stop_event: Any = None) -> Iterable[set[tuple[
 
 
 def _state_folder() -> tuple[str, ...]:
-    from grader import progress
+    from grader import progress_file
 
-    folder = progress.state_dir()
+    folder = progress_file.state_dir()
     return (str(folder),) if folder.is_dir() else ()
 
 

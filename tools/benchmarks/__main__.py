@@ -1,4 +1,4 @@
-"""python -m grader.benchmarks MODULE... --out DIR: run benchmark modules, write JSON, print a table.
+"""python -m tools.benchmarks MODULE... --out DIR: run benchmark modules, write JSON, print a table.
 
 A module's ``run()`` returns its rows, or a dict with ``"rows"`` and other sections of the same file
 (written beside ``meta`` and ``rows``) and, under ``"attachments"``, ``{name: text}`` written as
@@ -16,13 +16,13 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.benchmarks")
+    parser = argparse.ArgumentParser(prog="python -m tools.benchmarks")
     parser.add_argument("modules", nargs="+", help="e.g. ex01_vector_add ex03_softmax")
     parser.add_argument("--out", default="build/measurements", help="folder for the JSON files")
     parser.add_argument("--prefix", default=None, help="file name prefix (default: the GPU's name, e.g. h200)")
     args = parser.parse_args(argv)
 
-    from grader import benchmarks
+    from tools import benchmarks
 
     header = benchmarks.meta()
     prefix = args.prefix or benchmarks.file_prefix(header)
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.modules:
         started = time.time()
         try:
-            module = importlib.import_module(f"grader.benchmarks.{name}")
+            module = importlib.import_module(f"tools.benchmarks.{name}")
             result = module.run()
         except Exception as exc:  # one broken benchmark must not lose the others' numbers
             print(f"{name}: FAILED {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -59,7 +59,7 @@ def write_record(path: Path, name: str, header: dict, result, started: float, *,
     sections = dict(result) if isinstance(result, dict) else {"rows": result}
     attachments = sections.pop("attachments", None) or {}
     rows = sections.pop("rows")
-    record = {"meta": {**header, "command": command or f"python -m grader.benchmarks {name}",
+    record = {"meta": {**header, "command": command or f"python -m tools.benchmarks {name}",
                        "seconds": round(time.time() - started, 1)}, "rows": rows, **sections}
     path.write_text(json.dumps(record, indent=1))
     stem = path.name.removesuffix(".json")

@@ -1,0 +1,66 @@
+"""The installed package ships only `grader/`: no module in it may import the learners' files
+(`exercises`), the reference kernels (`solutions`) or the maintainers' tools (`tools`), which an
+installed copy does not have. Read from the source with `ast`, without importing anything."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "grader"
+#: Top-level packages of the repository that the installed package does not contain.
+NOT_SHIPPED = ("exercises", "solutions", "tools")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, importer: str, *, is_package: bool = False) -> list[tuple[int, str]]:
+    """Every module ``source`` imports, absolute (relative imports resolved against ``importer``),
+    with its line number; imports inside functions count too."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = importer.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            found.append((node.lineno, prefix))
+    return found
+
+
+def forbidden_imports(path: Path) -> list[str]:
+    name = module_name(path)
+    lines = []
+    for lineno, imported in imported_modules(path.read_text(), name, is_package=path.name == "__init__.py"):
+        if imported.split(".")[0] in NOT_SHIPPED:
+            lines.append(f"{path.relative_to(ROOT)}:{lineno} imports {imported}")
+    return lines
+
+
+def test_the_grader_package_imports_nothing_it_does_not_ship():
+    modules = sorted(PACKAGE.rglob("*.py"))
+    assert len(modules) > 30, "the walk found too few grader modules: is PACKAGE right?"
+    offenders = [line for path in modules for line in forbidden_imports(path)]
+    assert not offenders, ("the installed package has no exercises/, solutions/ or tools/; move what these need "
+                           "into grader/ or the import out of it:\n" + "\n".join(offenders))
+
+
+@pytest.mark.parametrize("source,importer,expected", [
+    ("import solutions.ex03_softmax", "grader.x", ["solutions.ex03_softmax"]),
+    ("def f():\n    from tools.benchmarks import meta\n", "grader.x", ["tools.benchmarks"]),
+    ("from exercises import ex01_vector_add", "grader.x", ["exercises"]),
+    ("from . import perf", "grader.specs.ex01", ["grader.specs"]),
+    ("from .. import perf", "grader.specs.ex01", ["grader"]),
+])
+def test_the_walk_sees_every_kind_of_import(source, importer, expected):
+    assert [name for _, name in imported_modules(source, importer)] == expected
