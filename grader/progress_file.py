@@ -1,6 +1,6 @@
 """The learner's progress: a small JSON file in the working tree, ignored by git.
 
-``.grade/progress_file.json`` (or ``$GRADE_STATE_DIR/progress_file.json``)::
+``.grade/progress.json`` (or ``$GRADE_STATE_DIR/progress.json``)::
 
     {"version": 1,
      "exercises": {"1": {"state": "passed" | "failing", "first_run": "2026-12-01 10:02",
@@ -12,7 +12,7 @@ Three promises:
 * **never half-written**: `save` writes a temporary file in the same folder, flushes it to disk,
   then `os.replace`s it over the old one (atomic on POSIX and Windows), so a run interrupted at
   any point leaves either the old file or the new one;
-* **never a crash**: a file that cannot be parsed is moved aside (``progress_file.json.corrupt-<time>``,
+* **never a crash**: a file that cannot be parsed is moved aside (``progress.json.corrupt-<time>``,
   nothing is deleted) and progress starts empty, with a warning on stderr; a folder that cannot
   be written costs a warning, not the grading run;
 * **no lost update** between two `grade` processes (say `grade watch` and `grade exercise` at
@@ -48,7 +48,7 @@ def state_dir() -> Path:
 
 
 def state_path() -> Path:
-    return state_dir() / "progress_file.json"
+    return state_dir() / "progress.json"
 
 
 def now() -> str:
@@ -142,7 +142,7 @@ def _locked() -> Iterator[None]:
     except ImportError:  # Windows: atomic replace still prevents corruption, not a lost update
         yield
         return
-    lock_path = state_dir() / "progress_file.lock"
+    lock_path = state_dir() / "progress.lock"
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(lock_path, "a")

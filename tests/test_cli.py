@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import catalogue, cli, progress, watching, workspace
+from grader import catalogue, cli, progress_file, regrade_on_save, workspace
 from grader.results import CheckRecord as CheckResult, RunResult
 from tests.grading import pristine_stub
 
@@ -37,7 +37,7 @@ def grade(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def mark_passed(number: int) -> None:
-    progress.record_run(number, RunResult(exercise=number, learner_file="x.py", seed=1, mode="interpreter",
+    progress_file.record_run(number, RunResult(exercise=number, learner_file="x.py", seed=1, mode="interpreter",
                                           checks=[CheckResult("a", "a", True)]))
 
 
@@ -48,7 +48,7 @@ ONE_PAST_THE_LAST = str(len(catalogue.EXERCISES) + 1)
 
 @pytest.mark.parametrize("argv", [["exercise", "99"], ["hint", "0"], ["solution", ONE_PAST_THE_LAST], ["exercise"],
                                   ["batch", "tests"], ["nonsense"], []],
-                         ids=["no-exercise-99", "no-exercise-0", "no-exercise-past-the-last", "missing-N", "batch-without-N",
+                         ids=["no-exercise-99", "no-exercise-0", "no-exercise-after-the-last", "missing-N", "batch-without-N",
                               "unknown-command", "no-command"])
 def test_usage_errors_exit_2(capsys, argv):
     code, out, err = grade(capsys, *argv)
@@ -289,7 +289,7 @@ def files(tmp_path):
 def session(files, grader, *, follow=False, advance=None):
     out = StringIO()
     console = Console(file=out, width=100, force_terminal=False)
-    s = watching.Session(EX1, grade=grader, console=console, follow=follow, path_for=lambda e: files[e.number],
+    s = regrade_on_save.Session(EX1, grade=grader, console=console, follow=follow, path_for=lambda e: files[e.number],
                          advance=advance or (lambda: catalogue.get(2)), clear=False)
     return s, out
 
@@ -307,7 +307,7 @@ def test_a_save_triggers_exactly_one_regrade(files):
         files[1].write_text("# exercise 1, third version\n")
         yield {(2, target)}
 
-    assert watching.watch_loop(batches(), s) == 0
+    assert regrade_on_save.watch_loop(batches(), s) == 0
     assert [text for _, text in grader.graded] == ["# exercise 1, first version\n", "# exercise 1, second version\n",
                                                    "# exercise 1, third version\n"]
     screen = out.getvalue()
@@ -322,7 +322,7 @@ def test_ctrl_c_while_waiting_exits_cleanly(files):
         raise KeyboardInterrupt
         yield  # pragma: no cover
 
-    assert watching.watch_loop(batches(), s) == 0
+    assert regrade_on_save.watch_loop(batches(), s) == 0
     assert len(grader.graded) == 1 and "Stopped watching after 1 grading run." in out.getvalue()
 
 
@@ -335,14 +335,14 @@ def test_ctrl_c_during_a_grading_run_exits_cleanly(files):
         yield {(2, str(files[1]))}
         pytest.fail("the loop must stop at the interrupt")
 
-    assert watching.watch_loop(batches(), s) == 0
+    assert regrade_on_save.watch_loop(batches(), s) == 0
     assert "Stopped watching" in out.getvalue()
 
 
 def test_each_run_is_recorded_in_the_progress_file(files):
     s, _ = session(files, Recorder(verdicts=[False]))
-    watching.watch_loop([], s)
-    assert progress.load().exercise(1)["state"] == "failing"
+    regrade_on_save.watch_loop([], s)
+    assert progress_file.load().exercise(1)["state"] == "failing"
 
 
 def test_following_the_course_moves_on_after_a_pass(files):
@@ -355,16 +355,16 @@ def test_following_the_course_moves_on_after_a_pass(files):
         files[2].write_text("# exercise 2, my attempt\n")
         yield {(2, str(files[2]))}
 
-    watching.watch_loop(batches(), s)
+    regrade_on_save.watch_loop(batches(), s)
     assert grader.graded == [(1, "# exercise 1, first version\n"), (2, "# exercise 2, my attempt\n")]
-    assert "Next: exercise 2" in out.getvalue() and progress.load().passed(1)
+    assert "Next: exercise 2" in out.getvalue() and progress_file.load().passed(1)
 
 
 def test_a_missing_file_waits_instead_of_failing(files):
     grader = Recorder()
     s, out = session(files, grader)
     files[1].unlink()
-    watching.watch_loop([{(3, str(files[1]))}], s)
+    regrade_on_save.watch_loop([{(3, str(files[1]))}], s)
     assert grader.graded == [] and "is missing; waiting" in " ".join(out.getvalue().split())
 
 
@@ -382,7 +382,7 @@ def test_file_changes_yields_one_batch_for_a_save(files):
     timer = threading.Timer(8.0, stop.set)  # never hang the suite
     timer.start()
     try:
-        batch = next(iter(watching.file_changes(folder, stop_event=stop)), set())
+        batch = next(iter(regrade_on_save.file_changes(folder, stop_event=stop)), set())
     finally:
         stop.set()
         timer.cancel()

@@ -33,7 +33,7 @@ def make_run(passed: bool, *, fraction: float | None = None, mode: str = "interp
 
 
 def test_state_path_follows_grade_state_dir(state_dir):
-    assert progress_file.state_path() == state_dir / "progress_file.json"
+    assert progress_file.state_path() == state_dir / "progress.json"
     assert progress_file.state_dir() == state_dir
 
 
@@ -42,7 +42,7 @@ def test_round_trip_of_a_failing_then_passing_run(state_dir):
     entry = progress_file.load().exercise(1)
     assert entry["state"] == "failing" and entry["runs"] == 1 and "passed_at" not in entry
     progress_file.record_run(1, make_run(True))
-    on_disk = json.loads((state_dir / "progress_file.json").read_text())
+    on_disk = json.loads((state_dir / "progress.json").read_text())
     entry = on_disk["exercises"]["1"]
     assert on_disk["version"] == progress_file.VERSION
     assert entry["state"] == "passed" and entry["runs"] == 2
@@ -71,7 +71,7 @@ def test_best_fraction_keeps_the_best_plausible_measurement():
 
 def test_interrupted_between_write_and_replace_keeps_the_old_file(state_dir, monkeypatch):
     progress_file.record_run(1, make_run(True))
-    before = (state_dir / "progress_file.json").read_bytes()
+    before = (state_dir / "progress.json").read_bytes()
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt  # the learner pressed Ctrl-C after the temporary file was written
@@ -80,14 +80,14 @@ def test_interrupted_between_write_and_replace_keeps_the_old_file(state_dir, mon
         patched.setattr(progress_file.os, "replace", killed)
         with pytest.raises(KeyboardInterrupt):
             progress_file.record_run(2, make_run(False))
-    assert (state_dir / "progress_file.json").read_bytes() == before
-    assert sorted(p.name for p in state_dir.iterdir()) == ["progress_file.json", "progress_file.lock"]  # no temp left
+    assert (state_dir / "progress.json").read_bytes() == before
+    assert sorted(p.name for p in state_dir.iterdir()) == ["progress.json", "progress.lock"]  # no temp left
     assert progress_file.load().passed(1) and progress_file.load().exercise(2) == {}
 
 
 def test_a_temporary_file_left_by_a_killed_process_is_ignored(state_dir):
     progress_file.record_run(1, make_run(True))
-    (state_dir / "progress_file.json.4242.tmp").write_text('{"exercises": {"1": {"sta')  # killed mid-write
+    (state_dir / "progress.json.4242.tmp").write_text('{"exercises": {"1": {"sta')  # killed mid-write
     assert progress_file.load().passed(1)
     progress_file.record_run(2, make_run(False))
     assert progress_file.load().exercise(2)["state"] == "failing"
@@ -97,12 +97,12 @@ def test_a_temporary_file_left_by_a_killed_process_is_ignored(state_dir):
                          ids=["truncated", "not-an-object", "binary", "empty"])
 def test_a_corrupt_file_is_moved_aside_with_a_warning_never_a_crash(state_dir, capsys, content):
     state_dir.mkdir(parents=True)
-    (state_dir / "progress_file.json").write_bytes(content)
+    (state_dir / "progress.json").write_bytes(content)
     state = progress_file.load()
     assert state.data["exercises"] == {}
     err = capsys.readouterr().err
     assert "could not be read" in err and "progress starts empty" in err
-    kept = list(state_dir.glob("progress_file.json.corrupt-*"))
+    kept = list(state_dir.glob("progress.json.corrupt-*"))
     assert len(kept) == 1 and kept[0].read_bytes() == content  # nothing deleted
     progress_file.record_run(1, make_run(True))
     assert progress_file.load().passed(1)
@@ -111,9 +111,9 @@ def test_a_corrupt_file_is_moved_aside_with_a_warning_never_a_crash(state_dir, c
 
 def test_malformed_entries_are_replaced_not_fatal(state_dir):
     state_dir.mkdir(parents=True)
-    (state_dir / "progress_file.json").write_text(json.dumps({"exercises": {"1": "passed", "2": None}}))
+    (state_dir / "progress.json").write_text(json.dumps({"exercises": {"1": "passed", "2": None}}))
     assert progress_file.load().exercise(1) == {}
-    (state_dir / "progress_file.json").write_text(json.dumps({"exercises": [1, 2]}))
+    (state_dir / "progress.json").write_text(json.dumps({"exercises": [1, 2]}))
     assert progress_file.load().exercise(3) == {}
     progress_file.record_run(1, make_run(True))
     assert progress_file.load().passed(1)

@@ -219,6 +219,6 @@ def test_corrupt_progress_files_keep_unique_backup_names(tmp_path, monkeypatch):
         progress_file.state_path().parent.mkdir(parents=True, exist_ok=True)
         progress_file.state_path().write_text("{not json")
         progress_file.load()
-    kept = sorted(p.name for p in progress_file.state_path().parent.glob("progress_file.json.corrupt-*"))
-    assert kept == ["progress_file.json.corrupt-20261201-120000", "progress_file.json.corrupt-20261201-120000-2",
-                    "progress_file.json.corrupt-20261201-120000-3"]
+    kept = sorted(p.name for p in progress_file.state_path().parent.glob("progress.json.corrupt-*"))
+    assert kept == ["progress.json.corrupt-20261201-120000", "progress.json.corrupt-20261201-120000-2",
+                    "progress.json.corrupt-20261201-120000-3"]
