@@ -113,8 +113,10 @@ def fits(lines: list[str]) -> bool:
     """At most 40 lines at 80 columns; only the lines printed whole for copying (the file's path,
     the replay and `grade show` commands) may run past 80 and then count as the terminal wraps them."""
     copied = [line for line in lines if line.startswith(("Replay these", "See what your kernel", "/"))]
-    rows = sum(-(-max(len(line), 1) // 80) for line in lines)
-    return rows <= 40 and all(len(line) <= 80 for line in lines if line not in copied)
+    from rich.cells import cell_len  # columns on screen: x̂ is two code points and one column
+
+    rows = sum(-(-max(cell_len(line), 1) // 80) for line in lines)
+    return rows <= 40 and all(cell_len(line) <= 80 for line in lines if line not in copied)
 
 
 def test_a_diagnosis_repeated_in_every_case_is_one_message():

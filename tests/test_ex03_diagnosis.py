@@ -35,7 +35,7 @@ def test_masked_lanes_loaded_as_zero(cols):
     out = torch.softmax(padded, dim=1)[:, :cols]
     message = sm.diagnose(out, x)
     assert message and message.startswith("masked lanes were loaded as 0, not -inf")
-    assert f"padded with {block - cols} zeros" in message and f"{block}-wide block" in message
+    assert f"padded with {block - cols} zero{'' if block - cols == 1 else 's'}" in message and f"{block}-wide block" in message
 
 
 def test_masked_lanes_loaded_as_zero_with_a_larger_block():

@@ -15,7 +15,9 @@ import torch.nn.functional as F
 
 from grader.specs import ex07_flash_attention as spec
 
-ROOT = spec.catalogue.ROOT
+from grader import catalogue
+
+ROOT = catalogue.ROOT
 
 
 def _inputs(B, H, S_q, S_k, D, seed=0):
