@@ -49,6 +49,8 @@ from grader.failures import ACCESS_KINDS, GradeFailure, plural
 from grader.results import Kind
 
 NEG_INF = float("-inf")
+#: The diagnosis of `other=0.0`; the fully masked row recognizes it in the other rows' failure.
+LOADED_AS_ZERO = "masked lanes were loaded as 0, not -inf"
 #: exp(x) is infinite in float32 for x above log(2^128) = 88.72.
 FLOAT32_EXP_OVERFLOW = 88.72
 #: The most bytes of one row exercises 3 and 4 hold in one block: 128 KiB. The block lives in
@@ -264,12 +266,13 @@ def diagnose(out: torch.Tensor, x: torch.Tensor, *, grid: int | None = None) -> 
     for block in _blocks_for(n_cols):
         pad = block - n_cols
         if _matches(got, _padded_ones_in_sum(xs, pad), tol):
+            lanes = "the one masked lane" if pad == 1 else f"each of the {pad} masked lanes"
             return (f"masked lanes were not zeroed before the sum: your outputs are exp(x - max) / (sum + {pad}), "
-                    f"so {'the one masked lane' if pad == 1 else f'each of the {pad} masked lanes'} of your {block}-wide block added exp(0) = 1 to the row sum. "
+                    f"so {lanes} of your {block}-wide block added exp(0) = 1 to the row sum. "
                     "Zero the exponentials of masked lanes, not their exponents: "
                     "`e = tl.where(mask, tl.exp(x - m), 0.0)` (or load them as -inf: exp(-inf) = 0)")
         if _matches(got, _padded_zeros(xs, pad), tol):
-            return (f"masked lanes were loaded as 0, not -inf: your outputs are the softmax of each row padded "
+            return (f"{LOADED_AS_ZERO}: your outputs are the softmax of each row padded "
                     f"with {plural(pad, 'zero')} (the masked lanes of your {block}-wide block), so "
                     f"{'it' if pad == 1 else 'each of them'} added "
                     "exp(0 - max) to the row sum. Load with `other=-float('inf')`: it cannot win the max, and "
@@ -332,11 +335,11 @@ def expect_fully_masked(x: torch.Tensor, row: int, *, grid: Callable[[], int | N
                 except GradeFailure as other_rows:
                     # `other=0.0` gives zeros here without any special case: the padding lanes' 0 wins
                     # the max, and every exp(-inf - 0) is 0. The other rows carry the same cause.
-                    if "masked lanes were loaded as 0" in str(other_rows):
+                    if LOADED_AS_ZERO in str(other_rows):
                         raise GradeFailure(
                             f"row {row} of x is entirely -inf (every logit masked) and your output starts {shown} "
                             "instead of NaN (torch.softmax's 0 / 0). This is not a special case: it has the same "
-                            "cause as the other rows, masked lanes loaded as 0, not -inf. Load with "
+                            f"cause as the other rows: {LOADED_AS_ZERO}. Load with "
                             "`other=-float('inf')`, and this row comes out NaN by itself.") from None
                 raise GradeFailure(
                     f"row {row} of x is entirely -inf (every logit masked): its softmax is 0 / 0, and this exercise "
