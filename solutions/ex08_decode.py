@@ -210,14 +210,15 @@ def _config(page_size: int, head_dim: int) -> tuple[int, int, int, int]:
 
     In Triton's interpreter (~1 ms of Python per program and per loop step) tiles of 32 tokens: two
     pages of 16, or half a page of 64, so the grader's short sequences cross several tiles and pages.
-    On a GPU, 64 tokens per step (16 KiB of K and 16 KiB of V at D = 128 in bf16), 4 warps and 3
-    stages: the loads of the next two tiles are in flight while this one is computed, 96 KiB of shared
-    memory, so two programs fit on an SM. `tools/benchmarks/ex08_decode.py` sweeps the alternatives
+    On a GPU, 64 tokens per step (16 KiB of K and 16 KiB of V at D = 128 in bf16), 4 warps and 2
+    stages: the loads of the next tile are in flight while this one is computed, 64 KiB of shared
+    memory, so three programs fit on an SM; and splits for 4 programs per SM, so one sequence's keys
+    are cut into shorter chunks. `tools/benchmarks/ex08_decode.py` sweeps the alternatives
     (docs/measurements/h200-ex08-decode.json, the ``config`` rows).
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
         return 32, 4, 1, 2
-    return 64, 4, 3, 2
+    return 64, 4, 2, 4
 
 
 def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor,

@@ -99,8 +99,6 @@ def rmsnorm_backward_kernel(
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
-    # The weights are the same for every row: loaded once per program, kept in registers.
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
     # This program's share of dweight = sum over its rows of dy * x_hat, one float32 per column.
     dw = tl.zeros((BLOCK,), dtype=tl.float32)
     # A contiguous run of rows: [row_start, row_end). int64: row * stride passes 2^31 above 8 GiB.
@@ -112,13 +110,17 @@ def rmsnorm_backward_kernel(
         # The forward's rstd, not a new one: no second reduction, no eps to know, the same value.
         rstd = tl.load(rstd_ptr + row)
         x_hat = x * rstd
+        dw += dy * x_hat
+        # The weights are the same for every row, yet loaded in every iteration (from L1 after the
+        # first): held in registers beside x, dy and dw they cost spills. The ``w per row`` rows of
+        # docs/measurements/h200-ex09-rmsnorm.json time both forms.
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
         g = dy * w  # the gradient with respect to x_hat
         # y depends on every x_j of the row through rstd; d rstd / d x_j = -rstd^3 x_j / N gives the
         # term -x_hat * mean(x_hat * g). The sum runs over the row's N columns (masked lanes are 0).
         c = tl.sum(x_hat * g, axis=0) / n_cols
         dx = (g - x_hat * c) * rstd
         tl.store(dx_ptr + row * dx_row_stride + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
-        dw += dy * x_hat
     # One row of partial sums per program, in float32: the second kernel adds them up.
     tl.store(partial_ptr + pid.to(tl.int64) * n_cols + cols, dw, mask=mask)
 

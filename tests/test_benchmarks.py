@@ -299,9 +299,9 @@ def test_rmsnorm_benchmark_sweeps_mark_the_default(rmsnorm_bench, monkeypatch):
     assert [r["num_warps"] for r in forward] == [1, 4] and [r["default"] for r in forward] == [True, False]
     backward = bench.bwd_sweep_rows(ns=(40,), m=37, dtype=torch.float32)
     # 4 stand-in SMs: 1 program per SM -> 10 rows each, 4 programs; 4 per SM -> 3 rows each, 13 programs;
-    # then the solution's configuration with the weights loaded in every iteration.
+    # then the solution's configuration with the weights loaded once per program, kept in registers.
     assert [(r["kernel"], r["programs_per_sm"], r["n_partials"], r["default"]) for r in backward] == [
-        ("warps4-per_sm1", 1, 4, False), ("warps4-per_sm4", 4, 13, True), ("w per row", 4, 13, False)]
+        ("warps4-per_sm1", 1, 4, False), ("warps4-per_sm4", 4, 13, True), ("w hoisted", 4, 13, False)]
 
 
 def test_rmsnorm_benchmark_step_and_amdahl(rmsnorm_bench, monkeypatch):

@@ -952,10 +952,12 @@ DEDICATED = {8}
 DECODE_KERNELS = (  # (row kernel, label, colour) in the order of the bars
     ("solution-page16", "exercise 8's solution, pages of 16", COLOURS["solution"]),
     ("solution-page64", "exercise 8's solution, pages of 64", "#98df8a"),
+    ("solution-page16-graph", "the solution, pages of 16, from a CUDA graph", "#1a6b1a"),
     ("flashinfer-page16", "FlashInfer, pages of 16", "#9467bd"),
     ("flashinfer-page64", "FlashInfer, pages of 64", "#c5b0d5"),
     ("sdpa-gathered", "SDPA, gather + attention", COLOURS["sdpa"]),
     ("sdpa-contiguous", "SDPA alone, contiguous cache", "#aec7e8"),
+    ("sdpa-contiguous-graph", "SDPA alone, contiguous, from a CUDA graph", "#5a8fc0"),
     ("per-query-head", "one program per (sequence, query head)", COLOURS["naive"]),
 )
 

@@ -45,6 +45,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
 import triton
@@ -60,8 +61,8 @@ PAGE_SIZES = (16, 64)
 SWEEP_B = (1, 4, 8, 16, 32, 64)
 SWEEP_S = (1024, 2048, 4096, 8192, 16384, 32768)
 #: (TILE, num_warps, num_stages, programs_per_sm): the solution's default is measured against each.
-CONFIGS = [(64, 4, 2, 3), (128, 4, 2, 2), (128, 8, 3, 1), (32, 4, 4, 4), (64, 4, 1, 4), (64, 8, 3, 2),
-           (64, 4, 3, 4), (128, 4, 3, 2)]
+CONFIGS = [(64, 4, 3, 2), (64, 4, 2, 3), (128, 4, 2, 2), (128, 8, 3, 1), (32, 4, 4, 4), (64, 4, 1, 4),
+           (64, 8, 3, 2), (64, 4, 3, 4), (128, 4, 3, 2)]
 #: (TILE, num_warps, num_stages, programs_per_sm) of the broadcast variant (no tl.dot).
 BROADCAST_CONFIGS = [(16, 4, 3, 2), (32, 8, 3, 2)]
 #: Seconds after which the remaining points of the sweep are skipped (the whole run stays within 5 minutes).
@@ -111,6 +112,34 @@ def _figures(row: dict, moved: int, ceiling: float) -> dict:
         gbps = perf.gbps(moved, row["ms"])
         row.update(bytes=moved, gbps=round(gbps, 1), fraction=round(gbps / ceiling, 4))
     return row
+
+
+#: The contenders also timed as a CUDA-graph replay (``NAME-graph``) and by their launcher's CPU cost.
+GRAPHED = ("solution-page16", "solution-page64", "sdpa-contiguous", "flashinfer-page16", "flashinfer-page64")
+
+
+def graphed(fn: Callable[[], object]) -> Callable[[], None]:
+    """``fn``'s kernels captured once in a CUDA graph: the returned function replays them, with no Python
+    launcher in between (its inputs are the tensors ``fn`` closes over, read again at every replay)."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def host_us(fn: Callable[[], object], calls: int = 200) -> float:
+    """CPU time of one call, in µs: ``calls`` calls queued back to back, before waiting for the GPU.
+    When it exceeds the kernels' own time, the GPU waits for the launcher and the timing measures Python."""
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - started
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
 
 
 def _in_turns(kernels: dict, *, rounds: int, moved: int, ceiling: float, **shape) -> list[dict]:
@@ -385,7 +414,17 @@ def part_targets(ceiling: float, flashinfer: FlashInfer) -> list[dict]:
                     continue
                 out = fn()
                 checked[name] = round((out.float() - want).abs().max().item(), 5)
+            # The same calls replayed from a CUDA graph: no Python launcher between the kernels, which is
+            # how inference servers run a decode step. The ``host-us`` rows say what the launcher costs.
+            host = {name: host_us(kernels[name]) for name in GRAPHED if name in kernels}
+            for name in GRAPHED:
+                if name in kernels:
+                    try:
+                        kernels[f"{name}-graph"] = graphed(kernels[name])
+                    except Exception as exc:
+                        rows.append(failed_row(f"{name}-graph", exc, **shape))
             measured = _in_turns(kernels, rounds=3, moved=moved, ceiling=ceiling, **shape)
+            rows += [{"kernel": f"host-us-{name}", **shape, "us": round(us, 1)} for name, us in host.items()]
             for row in measured:
                 row["max_abs_diff_vs_fp32_sdpa"] = checked.get(row["kernel"])
                 if row["kernel"] == "gather":  # its own bytes: the cache read and written once

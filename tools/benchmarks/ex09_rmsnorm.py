@@ -20,9 +20,10 @@ run), the JSON file rewritten after each part:
   ``forward_num_warps`` choice.
 * ``bwd-sweep`` — the solution's backward with 4, 8, 16 and 32 warps and 1, 2, 4 and 8 programs
   per SM at N = 1024, 4096 and 16384 (bf16): ``backward_num_warps`` and ``PROGRAMS_PER_SM``; and,
-  with the solution's own configuration, ``w per row``: the same kernel loading the weights in every
-  iteration instead of once per program (at N = 16384 the weights, x, dy and the running sum held
-  at once are 256 KiB per program, the whole register file of an SM: does hoisting w cost spills?).
+  with the solution's own configuration, ``w hoisted``: the same kernel loading the weights once per
+  program and keeping them in registers, where the solution loads them in every iteration (at
+  N = 16384 the weights, x, dy and the running sum held at once are 256 KiB per program, the whole
+  register file of an SM: hoisting w costs spills).
 * ``step`` — Amdahl on a training step (forward and backward, no optimizer) of a stack of
   ``grader.model.Block`` with RMSNorm in place of its LayerNorms, bf16: with eager
   ``F.rms_norm`` and with the solution (in turns); the norms' share f from a ``torch.profiler``
@@ -297,7 +298,7 @@ def forward_with(x, w, num_warps: int):
     return y, rstd
 
 
-def backward_with(dy, x, w, rstd, num_warps: int, per_sm: int, *, w_per_row: bool = False):
+def backward_with(dy, x, w, rstd, num_warps: int, per_sm: int, *, w_hoisted: bool = False):
     sol = solution()
     m, n = x.shape
     dx = torch.empty_like(x)
@@ -306,7 +307,7 @@ def backward_with(dy, x, w, rstd, num_warps: int, per_sm: int, *, w_per_row: boo
     n_partials = sol.partial_count(m, num_sms, per_sm)
     partials = torch.empty((n_partials, n), dtype=torch.float32, device=x.device)
     block = 1 << (n - 1).bit_length()
-    kernel = backward_kernel_w_per_row if w_per_row else sol.rmsnorm_backward_kernel
+    kernel = backward_kernel_w_hoisted if w_hoisted else sol.rmsnorm_backward_kernel
     kernel[(n_partials,)](dy, x, w, rstd, dx, partials, dy.stride(0), x.stride(0), dx.stride(0), m, n,
                           -(-m // n_partials), BLOCK=block, num_warps=num_warps)
     block_p, block_n = sol.reduce_tile(n, num_sms)
@@ -316,12 +317,13 @@ def backward_with(dy, x, w, rstd, num_warps: int, per_sm: int, *, w_per_row: boo
 
 
 @triton.jit
-def backward_kernel_w_per_row(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, partial_ptr, dy_row_stride, x_row_stride,
+def backward_kernel_w_hoisted(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, partial_ptr, dy_row_stride, x_row_stride,
                               dx_row_stride, n_rows, n_cols, rows_per_program, BLOCK: tl.constexpr):
-    """The solution's row kernel with the weights loaded in every iteration (from L1/L2 after the first)."""
+    """The solution's row kernel with the weights loaded once per program and kept in registers."""
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
     dw = tl.zeros((BLOCK,), dtype=tl.float32)
     row_start = pid.to(tl.int64) * rows_per_program
     row_end = tl.minimum(row_start + rows_per_program, n_rows)
@@ -330,11 +332,11 @@ def backward_kernel_w_per_row(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, partial_pt
         dy = tl.load(dy_ptr + row * dy_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
         rstd = tl.load(rstd_ptr + row)
         x_hat = x * rstd
-        dw += dy * x_hat
-        g = dy * tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        g = dy * w
         c = tl.sum(x_hat * g, axis=0) / n_cols
         tl.store(dx_ptr + row * dx_row_stride + cols, ((g - x_hat * c) * rstd).to(dx_ptr.dtype.element_ty),
                  mask=mask)
+        dw += dy * x_hat
     tl.store(partial_ptr + pid.to(tl.int64) * n_cols + cols, dw, mask=mask)
 
 
@@ -393,23 +395,23 @@ def bwd_sweep_rows(ns=BWD_SWEEP_NS, m: int = M, dtype=torch.bfloat16) -> list[di
                 except Exception as exc:
                     out.append(error_row(exc, kernel=name, num_warps=warps, programs_per_sm=per_sm, **base))
         try:
-            dx, dw = backward_with(dy, x, w, rstd, *default, w_per_row=True)
+            dx, dw = backward_with(dy, x, w, rstd, *default, w_hoisted=True)
             err = max(rel_err(dx[rows_checked], want_dx), rel_err(dw, want_dw))
             if err > 5e-2:
                 raise RuntimeError(f"wrong result (max relative error {err:.3g})")
-            kernels["w per row"] = lambda: backward_with(dy, x, w, rstd, *default, w_per_row=True)
+            kernels["w hoisted"] = lambda: backward_with(dy, x, w, rstd, *default, w_hoisted=True)
         except Exception as exc:
-            out.append(error_row(exc, kernel="w per row", **base))
+            out.append(error_row(exc, kernel="w hoisted", **base))
         try:
             for row in timed_rows(kernels, rounds=SWEEP_ROUNDS, rep_ms=SWEEP_REP_MS,
                                   nbytes=backward_minimum_bytes(m, n, 2), **base):
-                if row["kernel"] == "w per row":
+                if row["kernel"] == "w hoisted":
                     warps, per_sm = default
                 else:
                     warps, per_sm = row["kernel"].removeprefix("warps").split("-per_sm")
                 row.update(num_warps=int(warps), programs_per_sm=int(per_sm),
                            n_partials=sol.partial_count(m, sol.sm_count(x.device), int(per_sm)))
-                row["default"] = row["kernel"] != "w per row" and (row["num_warps"], row["programs_per_sm"]) == default
+                row["default"] = row["kernel"] != "w hoisted" and (row["num_warps"], row["programs_per_sm"]) == default
                 out.append(row)
         except Exception as exc:
             out.append(error_row(exc, kernel="(timing)", **base))
