@@ -3,7 +3,8 @@
 Honest numbers need four things, and this module does each once:
 
 * a median over many runs with the L2 flushed between them (`time_ms`, through
-  `triton.testing.do_bench`, which zeroes a 256 MB buffer before every run);
+  `triton.testing.do_bench`, which zeroes a 256 MB buffer before every run; `time_ms_clean_l2`
+  flushes by reading instead, for kernels small enough that the dirty lines of a write flush show);
 * inputs several times the L2 size, so HBM is measured and not the cache (`sized_for_hbm`);
 * a ceiling measured on *this* GPU rather than a datasheet number (`measure_ceiling`);
 * the datasheet number beside it anyway, so the learner sees both (`spec_peak_gbps`).
@@ -97,6 +98,32 @@ def time_ms(fn: Callable[[], object], *, warmup_ms: int = 25, rep_ms: int = 100)
     import triton.testing
 
     return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+
+
+def time_ms_clean_l2(fn: Callable[[], object], *, reps: int = 60, warmup: int = 5) -> float:
+    """Median time of ``fn()`` in milliseconds after an L2 flush that leaves no dirty line behind.
+
+    `time_ms`'s flush *writes* 256 MB: the L2 is write-back, so it ends full of dirty lines, and the
+    timed kernel pays to write them to HBM as its own reads evict them. On a kernel of a few hundred
+    MB that is a visible share (a plain read of the same bytes after each flush: the
+    ``read-same-bytes-graph`` and ``read-same-bytes-graph-clean-l2`` rows of
+    docs/measurements/h200-ex08-decode.json). Here the flush reads a buffer of four L2 sizes, as the
+    weight reads before an attention kernel would.
+    """
+    # float32 elements: l2_bytes of them fill four L2 sizes.
+    flush = torch.empty(gpu_info().l2_bytes, dtype=torch.float32, device="cuda")
+    flush.normal_()
+    for _ in range(warmup):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for start, end in zip(starts, ends):
+        flush.sum()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(start.elapsed_time(end) for start, end in zip(starts, ends))
 
 
 def time_in_turns(kernels: dict[str, Callable[[], object]], *, rounds: int = 2,

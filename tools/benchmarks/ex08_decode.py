@@ -151,6 +151,24 @@ def _in_turns(kernels: dict, *, rounds: int, moved: int, ceiling: float, **shape
     return rows
 
 
+def clean_l2_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 3, **shape) -> list[dict]:
+    """The graph replays timed again after a read flush (`grader.perf.time_ms_clean_l2`), in turns; among
+    them ``read-same-bytes-graph``, a plain read (``torch.sum``) of the step's minimum bytes: what reading
+    this much from a cold, clean L2 costs on this GPU, the practical ceiling at this size. Rows
+    ``NAME-clean-l2``."""
+    timed = {name: fn for name, fn in kernels.items() if name.endswith("-graph")}
+    runs: dict[str, list[float]] = {name: [] for name in timed}
+    for _ in range(rounds):
+        for name, fn in timed.items():
+            runs[name].append(perf.time_ms_clean_l2(fn))
+    rows = []
+    for name, times in runs.items():
+        ms = statistics.median(times)
+        rows.append(_figures({"kernel": f"{name}-clean-l2", **shape, "ms": round(ms, 5),
+                              "ms_runs": [round(t, 5) for t in times], "flush": "read"}, moved, ceiling))
+    return rows
+
+
 # --- a plain kernel: one program per (sequence, query head), no split --------------------------------
 
 @triton.jit
@@ -423,8 +441,11 @@ def part_targets(ceiling: float, flashinfer: FlashInfer) -> list[dict]:
                         kernels[f"{name}-graph"] = graphed(kernels[name])
                     except Exception as exc:
                         rows.append(failed_row(f"{name}-graph", exc, **shape))
+            plain = torch.randn(moved // 4, device="cuda")  # the step's minimum bytes, read by one reduction
+            kernels["read-same-bytes-graph"] = graphed(lambda: plain.sum())
             measured = _in_turns(kernels, rounds=3, moved=moved, ceiling=ceiling, **shape)
             rows += [{"kernel": f"host-us-{name}", **shape, "us": round(us, 1)} for name, us in host.items()]
+            rows += clean_l2_rows(kernels, moved=moved, ceiling=ceiling, **shape)
             for row in measured:
                 row["max_abs_diff_vs_fp32_sdpa"] = checked.get(row["kernel"])
                 if row["kernel"] == "gather":  # its own bytes: the cache read and written once
