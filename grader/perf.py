@@ -143,6 +143,34 @@ def time_in_turns(kernels: dict[str, Callable[[], object]], *, rounds: int = 2,
     return runs
 
 
+def graphed(fn: Callable[[], object]) -> Callable[[], None]:
+    """``fn``'s kernels captured once in a CUDA graph: the returned function replays them with no Python
+    launcher in between (its inputs are the tensors ``fn`` closes over, read again at every replay).
+
+    Timing the replay separates what the kernels cost from what launching them from Python costs: for
+    a kernel of a few tens of µs, Triton's launcher can take longer than the kernel itself."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def host_us(fn: Callable[[], object], calls: int = 200) -> float:
+    """CPU time of one call, in µs: ``calls`` calls queued back to back, before waiting for the GPU.
+
+    When it exceeds the kernels' own time, the GPU waits for the launcher and the timing measures Python."""
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - started
+    torch.cuda.synchronize()
+    return elapsed / calls * 1e6
+
+
 def gbps(nbytes: int, ms: float) -> float:
     """Achieved bandwidth: bytes / time, in GB/s."""
     return nbytes / (ms * 1e-3) / GB

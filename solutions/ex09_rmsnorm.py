@@ -57,27 +57,31 @@ def rmsnorm_forward_kernel(
     rstd_ptr,  # pointer to rstd[0]: one float32 per row, saved for the backward
     x_row_stride,  # elements from the start of one row of x to the next (>= n_cols)
     y_row_stride,  # the same for y
+    n_rows,  # M: the last program may hold fewer than ROWS rows
     n_cols,  # N: elements in each row
     eps,  # added to the mean of squares, inside the square root
+    ROWS: tl.constexpr,  # rows per program, each one whole row (see forward_rows)
     BLOCK: tl.constexpr,  # a power of two >= n_cols: the whole row is one block
 ):
-    # One program per row; the row offset in int64 (row * stride passes 2^31 above 8 GiB).
-    row = tl.program_id(0).to(tl.int64)
+    # ROWS consecutive rows per program; the row offset in int64 (row * stride passes 2^31 above 8 GiB).
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
+    row_mask = rows < n_rows
+    col_mask = cols < n_cols
+    mask = row_mask[:, None] & col_mask[None, :]
     # Masked lanes load 0: they add nothing to the sum of squares. The mean divides by n_cols, the
     # row's length, not by BLOCK: the padding lanes are not part of the row.
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(x_ptr + rows[:, None] * x_row_stride + cols[None, :], mask=mask, other=0.0).to(tl.float32)
     # The statistics in float32: in float16 a sum of squares overflows past 65504 (a row of
     # 4096 values of magnitude 4 already does), and in bfloat16 it keeps only 8 significant bits.
-    mean_square = tl.sum(x * x, axis=0) / n_cols
+    mean_square = tl.sum(x * x, axis=1) / n_cols
     # eps inside the square root: rstd stays finite (1 / sqrt(eps)) on a row of zeros.
     rstd = tl.rsqrt(mean_square + eps)
-    tl.store(rstd_ptr + row, rstd)
+    tl.store(rstd_ptr + rows, rstd, mask=row_mask)
     # Every program reads the same N weights: after the first rows they come from L2, not HBM.
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    y = x * rstd * w
-    tl.store(y_ptr + row * y_row_stride + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
+    y = x * rstd[:, None] * w[None, :]
+    tl.store(y_ptr + rows[:, None] * y_row_stride + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -180,10 +184,22 @@ def reduce_tile(n_cols: int, num_sms: int) -> tuple[int, int]:
     return max(1, 2048 // block_n), block_n
 
 
-def forward_num_warps(block: int, element_size: int) -> int:
-    """Warps per program of the forward: about 64 bytes of x per thread (32 bf16 or 16 fp32
-    values: four 16-byte loads in flight each), between 1 and 16 warps. The ``fwd-sweep`` rows of
-    docs/measurements/h200-ex09-rmsnorm.json time the alternatives."""
+def forward_rows(block: int) -> int:
+    """Rows per program of the forward: two for rows of 8192 columns, one otherwise.
+
+    With one row of 8192 per program, each thread of 8 warps has two 16-byte loads of x in flight; two
+    rows on 4 warps give it eight, and half as many programs to schedule. The ``fwd-rows`` rows of
+    docs/measurements/h200-ex09-rmsnorm.json time 1, 2 and 4 rows: shorter rows gain nothing from it,
+    and two rows of 16384 float32 values no longer fit in a program's registers."""
+    return 2 if block == 8192 else 1
+
+
+def forward_num_warps(block: int, element_size: int, rows: int = 1) -> int:
+    """Warps per program of the forward. One row: about 64 bytes of x per thread (32 bf16 or 16 fp32
+    values: four 16-byte loads in flight each), between 1 and 16 warps (the ``fwd-sweep`` rows of
+    docs/measurements/h200-ex09-rmsnorm.json). Two rows: 4 warps (the ``fwd-rows`` rows)."""
+    if rows > 1:
+        return 4
     return min(16, max(1, block * element_size // 2048))
 
 
@@ -213,9 +229,10 @@ def rmsnorm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     rstd = torch.empty((n_rows,), dtype=torch.float32, device=x.device)
     BLOCK = triton.next_power_of_2(n_cols)
-    rmsnorm_forward_kernel[(n_rows,)](
-        x, weight, y, rstd, x.stride(0), y.stride(0), n_cols, eps,
-        BLOCK=BLOCK, num_warps=forward_num_warps(BLOCK, x.element_size()),
+    ROWS = forward_rows(BLOCK)
+    rmsnorm_forward_kernel[(triton.cdiv(n_rows, ROWS),)](
+        x, weight, y, rstd, x.stride(0), y.stride(0), n_rows, n_cols, eps,
+        ROWS=ROWS, BLOCK=BLOCK, num_warps=forward_num_warps(BLOCK, x.element_size(), ROWS),
     )
     return y, rstd
 

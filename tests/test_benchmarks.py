@@ -297,6 +297,12 @@ def test_rmsnorm_benchmark_sweeps_mark_the_default(rmsnorm_bench, monkeypatch):
     monkeypatch.setattr(bench, "BWD_PER_SM", (1, 4))
     forward = bench.fwd_sweep_rows(ns=(40,), m=6, dtype=torch.float32)
     assert [r["num_warps"] for r in forward] == [1, 4] and [r["default"] for r in forward] == [True, False]
+    # Rows per program: one row (the solution's choice at N = 40, so the default), then 2 and 4 rows on 4
+    # and 8 warps, each checked against the reference before it is timed; m = 7 leaves a ragged last program.
+    rows = bench.fwd_rows_rows(ns=(40,), m=7, dtype=torch.float32)
+    assert [(r["rows_per_program"], r["num_warps"], r["default"]) for r in rows] == [
+        (1, 1, True), (2, 4, False), (2, 8, False), (4, 4, False), (4, 8, False)]
+    assert not any(r.get("error") for r in rows)
     backward = bench.bwd_sweep_rows(ns=(40,), m=37, dtype=torch.float32)
     # 4 stand-in SMs: 1 program per SM -> 10 rows each, 4 programs; 4 per SM -> 3 rows each, 13 programs;
     # then the solution's configuration with the weights loaded once per program, kept in registers.

@@ -118,30 +118,6 @@ def _figures(row: dict, moved: int, ceiling: float) -> dict:
 GRAPHED = ("solution-page16", "solution-page64", "sdpa-contiguous", "flashinfer-page16", "flashinfer-page64")
 
 
-def graphed(fn: Callable[[], object]) -> Callable[[], None]:
-    """``fn``'s kernels captured once in a CUDA graph: the returned function replays them, with no Python
-    launcher in between (its inputs are the tensors ``fn`` closes over, read again at every replay)."""
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    torch.cuda.synchronize()
-    return graph.replay
-
-
-def host_us(fn: Callable[[], object], calls: int = 200) -> float:
-    """CPU time of one call, in µs: ``calls`` calls queued back to back, before waiting for the GPU.
-    When it exceeds the kernels' own time, the GPU waits for the launcher and the timing measures Python."""
-    torch.cuda.synchronize()
-    started = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    elapsed = time.perf_counter() - started
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
-
-
 def _in_turns(kernels: dict, *, rounds: int, moved: int, ceiling: float, **shape) -> list[dict]:
     rows = []
     for name, times in perf.time_in_turns(kernels, rounds=rounds).items():
@@ -434,15 +410,15 @@ def part_targets(ceiling: float, flashinfer: FlashInfer) -> list[dict]:
                 checked[name] = round((out.float() - want).abs().max().item(), 5)
             # The same calls replayed from a CUDA graph: no Python launcher between the kernels, which is
             # how inference servers run a decode step. The ``host-us`` rows say what the launcher costs.
-            host = {name: host_us(kernels[name]) for name in GRAPHED if name in kernels}
+            host = {name: perf.host_us(kernels[name]) for name in GRAPHED if name in kernels}
             for name in GRAPHED:
                 if name in kernels:
                     try:
-                        kernels[f"{name}-graph"] = graphed(kernels[name])
+                        kernels[f"{name}-graph"] = perf.graphed(kernels[name])
                     except Exception as exc:
                         rows.append(failed_row(f"{name}-graph", exc, **shape))
             plain = torch.randn(moved // 4, device="cuda")  # the step's minimum bytes, read by one reduction
-            kernels["read-same-bytes-graph"] = graphed(lambda: plain.sum())
+            kernels["read-same-bytes-graph"] = perf.graphed(lambda: plain.sum())
             measured = _in_turns(kernels, rounds=3, moved=moved, ceiling=ceiling, **shape)
             rows += [{"kernel": f"host-us-{name}", **shape, "us": round(us, 1)} for name, us in host.items()]
             rows += clean_l2_rows(kernels, moved=moved, ceiling=ceiling, **shape)

@@ -15,9 +15,15 @@ run), the JSON file rewritten after each part:
   and ``liger`` (``LigerRMSNormFunction``, its defaults: "llama" casting, dx written into dy).
   Bytes are the spec's minima: `forward_bytes`, `backward_minimum_bytes` and their sum; every
   kernel is credited with the same bytes, so ``fraction`` compares times.
+  The forward and forward + backward are timed a second time as CUDA-graph replays (``solution-graph``,
+  ``compile-graph``, …; `grader.perf.graphed`), in turns, each row with its launcher's CPU µs per call
+  (``host_us``, `grader.perf.host_us`): where a call's CPU cost exceeds its kernels' time, the first
+  timing measures Python and the replay measures the kernels.
 * ``fp32`` — the same at N = 4096 in float32, forward and forward + backward.
 * ``fwd-sweep`` — the solution's forward kernel with 1 to 16 warps at every N (bf16): the
   ``forward_num_warps`` choice.
+* ``fwd-rows`` — the forward with 2 and 4 rows per program (as many as fit in 16384 values) on 4 and 8
+  warps, beside one row: the ``forward_rows`` choice.
 * ``bwd-sweep`` — the solution's backward with 4, 8, 16 and 32 warps and 1, 2, 4 and 8 programs
   per SM at N = 1024, 4096 and 16384 (bf16): ``backward_num_warps`` and ``PROGRAMS_PER_SM``; and,
   with the solution's own configuration, ``w hoisted``: the same kernel loading the weights once per
@@ -38,8 +44,8 @@ Before it is timed, every kernel's output is compared with a float64 reference o
 
 writes ``DIR/<gpu>-ex09-rmsnorm.json`` (e.g. ``h200-ex09-rmsnorm.json``) and prints a table;
 ``python -m tools.benchmarks ex09_rmsnorm`` (the driver) runs the same parts and writes the file
-at the end. About three and a half minutes on an H200 (estimated, not yet measured), most of it
-torch.compile and the sweeps' compilations; ``--budget`` (seconds, default 200) skips the parts that
+at the end. ``meta.seconds_by_part`` of the committed file says how long each part took on the H200,
+most of it torch.compile and the sweeps' compilations; ``--budget`` (seconds, default 200) skips the parts that
 would start after it, each with a row that says so.
 """
 
@@ -71,6 +77,7 @@ REP_MS = 100
 SWEEP_ROUNDS = 2
 SWEEP_REP_MS = 50
 FWD_WARPS = (1, 2, 4, 8, 16)
+FWD_ROWS = (2, 4)
 BWD_WARPS = (4, 8, 16, 32)
 BWD_PER_SM = (1, 2, 4, 8)
 BWD_SWEEP_NS = (1024, 4096, 16384)
@@ -80,7 +87,7 @@ STEP = {"blocks": 4, "d_model": 1024, "n_heads": 8, "mlp_ratio": 4, "batch": 32,
 #: No part starts after this many seconds (the whole run must stay within about four minutes).
 BUDGET_S = 200
 #: In this order: what the chapter quotes first, so a run that hits the budget loses the least.
-PARTS = ("peers", "step", "bwd-sweep", "fwd-sweep", "fp32")
+PARTS = ("peers", "step", "bwd-sweep", "fwd-sweep", "fwd-rows", "fp32")
 DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
 #: Where the tensors live (the course's tests run the parts on the CPU, in Triton's interpreter).
 DEVICE = "cuda"
@@ -275,8 +282,37 @@ def peer_rows(m: int, n: int, dtype: torch.dtype, liger, liger_reason: str | Non
                 out.append(row)
         except Exception as exc:
             out.append(error_row(exc, part="peers", op=op, kernel="(timing)", **base))
+        if op in GRAPHED_OPS:
+            out.extend(graph_rows(kernels[op], op=op, rounds=rounds, rep_ms=rep_ms, nbytes=sizes[op], **base))
     del x, w, dy
     _free()
+    return out
+
+
+#: The ops also timed as CUDA-graph replays (``NAME-graph`` rows), with each launcher's CPU cost (``host_us``).
+#: At N = 1024 a forward moves 64 MB, about 20 µs of HBM time, while one Triton launch from Python costs
+#: 25 µs of CPU and torch.compile's wrapper about 50: timed from Python, the launcher decides the figure.
+GRAPHED_OPS = ("fwd", "fwdbwd")
+
+
+def graph_rows(kernels: dict[str, Callable], *, op: str, rounds: int, rep_ms: int, nbytes: int, **base) -> list[dict]:
+    """The same contenders replayed from a CUDA graph, in turns, each row with its launcher's CPU µs per call."""
+    replays, out = {}, []
+    for name, fn in kernels.items():
+        try:
+            host = round(perf.host_us(fn), 1)
+            replays[f"{name}-graph"] = (perf.graphed(fn), host)
+        except Exception as exc:  # a contender whose call cannot be captured (a host sync inside it)
+            out.append(error_row(exc, part="peers", op=op, kernel=f"{name}-graph", **base))
+    if replays:
+        try:
+            rows = timed_rows({k: v[0] for k, v in replays.items()}, rounds=rounds, rep_ms=rep_ms, nbytes=nbytes,
+                              part="peers", op=op, **base)
+            for row in rows:
+                row["host_us"] = replays[row["kernel"]][1]
+            out.extend(rows)
+        except Exception as exc:
+            out.append(error_row(exc, part="peers", op=op, kernel="(graph timing)", **base))
     return out
 
 
@@ -287,14 +323,14 @@ def _free() -> None:
 
 # --- parts: the sweeps ----------------------------------------------------------------------------
 
-def forward_with(x, w, num_warps: int):
+def forward_with(x, w, num_warps: int, rows: int = 1):
     sol = solution()
     m, n = x.shape
     y = torch.empty_like(x)
     rstd = torch.empty(m, dtype=torch.float32, device=x.device)
     block = 1 << (n - 1).bit_length()
-    sol.rmsnorm_forward_kernel[(m,)](x, w, y, rstd, x.stride(0), y.stride(0), n, EPS, BLOCK=block,
-                                     num_warps=num_warps)
+    sol.rmsnorm_forward_kernel[(-(-m // rows),)](x, w, y, rstd, x.stride(0), y.stride(0), m, n, EPS, ROWS=rows,
+                                                 BLOCK=block, num_warps=num_warps)
     return y, rstd
 
 
@@ -341,29 +377,52 @@ def backward_kernel_w_hoisted(dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, partial_pt
 
 
 def fwd_sweep_rows(ns=NS, m: int = M, dtype=torch.bfloat16) -> list[dict]:
+    """``fwd-sweep``: one row per program, 1 to 16 warps (``forward_num_warps``)."""
+    return _forward_sweep("fwd-sweep", ns, m, dtype, lambda block: [(1, warps) for warps in FWD_WARPS])
+
+
+def fwd_rows_rows(ns=NS, m: int = M, dtype=torch.bfloat16) -> list[dict]:
+    """``fwd-rows``: 1, 2 and 4 rows per program (``forward_rows``), as many as fit in 16384 values, on 4 and 8
+    warps, beside the solution's one-row configuration."""
+    sol = solution()
+
+    def configs(block: int) -> list[tuple[int, int]]:
+        one_row = (1, sol.forward_num_warps(block, 2))
+        return [one_row] + [(rows, warps) for rows in FWD_ROWS if rows * block <= sol.MAX_COLS
+                            for warps in (4, 8) if (rows, warps) != one_row]
+    return _forward_sweep("fwd-rows", ns, m, dtype, configs)
+
+
+def _forward_sweep(part: str, ns, m: int, dtype, configs: Callable[[int], list[tuple[int, int]]]) -> list[dict]:
+    """The solution's forward kernel in each (rows per program, warps) of ``configs(block)``, checked, then timed
+    in turns; ``default`` marks the solution's own choice."""
     sol = solution()
     out = []
     for n in ns:
-        base = {"part": "fwd-sweep", "M": m, "N": n, "dtype": DTYPES[dtype]}
+        base = {"part": part, "M": m, "N": n, "dtype": DTYPES[dtype]}
         x, w, _ = make_inputs(m, n, dtype, seed=1)
         rows_checked = sample_rows(m)
         want_y = reference(x, w, x, rows_checked)[0]
-        default = sol.forward_num_warps(1 << (n - 1).bit_length(), x.element_size())
-        kernels = {}
-        for warps in FWD_WARPS:
+        block = 1 << (n - 1).bit_length()
+        default_rows = sol.forward_rows(block)
+        default = (default_rows, sol.forward_num_warps(block, x.element_size(), default_rows))
+        kernels, chosen = {}, {}
+        for rows, warps in configs(block):
+            name = f"warps{warps}" if part == "fwd-sweep" else f"rows{rows}-warps{warps}"
             try:
-                y, _ = forward_with(x, w, warps)
+                y, _ = forward_with(x, w, warps, rows)
                 err = rel_err(y[rows_checked], want_y)
                 if err > 5e-2:
                     raise RuntimeError(f"wrong result (max relative error {err:.3g})")
-                kernels[f"warps{warps}"] = lambda warps=warps: forward_with(x, w, warps)
+                kernels[name] = lambda warps=warps, rows=rows: forward_with(x, w, warps, rows)
+                chosen[name] = (rows, warps)
             except Exception as exc:
-                out.append(error_row(exc, kernel=f"warps{warps}", num_warps=warps, **base))
+                out.append(error_row(exc, kernel=name, num_warps=warps, rows_per_program=rows, **base))
         try:
             for row in timed_rows(kernels, rounds=SWEEP_ROUNDS, rep_ms=SWEEP_REP_MS, nbytes=forward_bytes(m, n, 2),
                                   **base):
-                row["num_warps"] = int(row["kernel"].removeprefix("warps"))
-                row["default"] = row["num_warps"] == default
+                rows, warps = chosen[row["kernel"]]
+                row.update(num_warps=warps, rows_per_program=rows, default=(rows, warps) == default)
                 out.append(row)
         except Exception as exc:
             out.append(error_row(exc, kernel="(timing)", **base))
@@ -583,6 +642,7 @@ def run_parts(results: Results, parts=PARTS, *, budget_s: float = BUDGET_S) -> N
         "step": lambda: [("step", step_rows)],
         "bwd-sweep": lambda: [("bwd-sweep", bwd_sweep_rows)],
         "fwd-sweep": lambda: [("fwd-sweep", fwd_sweep_rows)],
+        "fwd-rows": lambda: [("fwd-rows", fwd_rows_rows)],
         "fp32": lambda: [("fp32", lambda: [dict(r, part="fp32") for r in peer_rows(
             M, FP32_N, torch.float32, liger, liger_reason, ops=("fwd", "fwdbwd"))])],
     }
@@ -620,22 +680,26 @@ def run() -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     """The short table printed last: fraction of the ceiling per op, kernel and N."""
-    lines = ["op      N      " + "  ".join(f"{k:>9}" for k in PEERS)]
+    lines = ["op            N      " + "  ".join(f"{k:>9}" for k in PEERS)]
     for part in ("peers", "fp32"):
         for op in ("fwd", "bwd", "fwdbwd"):
             for n in sorted({r["N"] for r in rows if r.get("part") == part and "N" in r}):
                 cells = {r["kernel"]: r for r in rows if r.get("part") == part and r.get("op") == op and r.get("N") == n}
                 if not cells:
                     continue
-                shown = [f"{cells[k]['fraction']:9.1%}" if k in cells and cells[k].get("fraction") is not None
-                         else f"{'-':>9}" for k in PEERS]
-                lines.append(f"{op + (' f32' if part == 'fp32' else ''):<7} {n:<6} " + "  ".join(shown))
+                for suffix in ("", "-graph"):
+                    if not any(k + suffix in cells for k in PEERS):
+                        continue
+                    shown = [f"{cells[k + suffix]['fraction']:9.1%}" if cells.get(k + suffix, {}).get("fraction")
+                             is not None else f"{'-':>9}" for k in PEERS]
+                    label = op + (" f32" if part == "fp32" else "") + (" graph" if suffix else "")
+                    lines.append(f"{label:<13} {n:<6} " + "  ".join(shown))
     for r in rows:
         if r.get("part") == "amdahl":
             lines.append(f"step: f = {r['norm_fraction_profile']} (profile) / {r['norm_fraction_timed']} (timed), "
                          f"s = {r['local_speedup']}, predicted {r['predicted_speedup_profile']} / "
                          f"{r['predicted_speedup_timed']}, measured {r['measured_speedup']}")
-    for part in ("fwd-sweep", "bwd-sweep"):
+    for part in ("fwd-sweep", "fwd-rows", "bwd-sweep"):
         for n in sorted({r["N"] for r in rows if r.get("part") == part and "N" in r}):
             cands = [r for r in rows if r.get("part") == part and r.get("N") == n and r.get("fraction") is not None]
             if cands:
