@@ -228,10 +228,16 @@ def test_softmax_benchmark_rows(interpreter_stand_ins, monkeypatch):
         return (lambda x: run(x) * 2) if num_warps == 2 else run
 
     monkeypatch.setattr(bench, "with_warps", with_warps)
-    record = bench.Sweep(with_compile=False, diagnostics=False).run()
+    # A CUDA graph needs a GPU: here a "replay" is the call itself, so the graph rows' plumbing runs.
+    monkeypatch.setattr(bench.perf, "graphed", lambda fn: fn)
+    record = bench.Sweep(with_compile=False, diagnostics=False, graphs=True).run()
     rows = {(r["kernel"], r["M"], r["N"], r["dtype"]): r for r in record["rows"]}
     assert {k[0] for k in rows} == {"naive", "torch", "solution", "online", "variant_warps2",
-                                    "variant_rows2_warps1", "variant_streaming"}
+                                    "variant_rows2_warps1", "variant_streaming", "variant_graph_solution",
+                                    "variant_graph_torch"}
+    # Replays only at M = 4096's stand-in (5 rows), for the peers that ran (no torch.compile here).
+    assert {k[1] for k in rows if k[0].startswith("variant_graph")} == {5}
+    assert rows[("variant_graph_solution", 5, 96, "bf16")]["bytes"] == 2 * 5 * 96 * 2
     solution = rows[("solution", 5, 96, "fp32")]
     assert solution["bytes"] == 2 * 5 * 96 * 4 and len(solution["ms_runs"]) == 2 and solution["num_warps"] == 1
     assert rows[("solution", 5, 96, "bf16")]["bytes"] == 2 * 5 * 96 * 2

@@ -25,6 +25,9 @@ measured ceiling. Rows (``rows`` of the JSON; ``dtype`` is ``fp32`` or ``bf16``)
     N = 32768 instead of 1024 (does the first shape decide the kernel the others get?);
   - ``variant_warps{W}``: the solution's kernel with half and twice ``num_warps_for``'s choice;
   - ``variant_rows{R}_warps{W}`` (N = 1024, 2048): R short rows per program, one [R, BLOCK] block;
+  - ``variant_graph_{solution,torch,compile}`` (M = 4096): the same call replayed from a CUDA graph, in
+    turns: at N = 1024 a kernel of a few µs is shorter than its Python launch, and the first timing
+    measures the launcher (the ``calls`` section has each one's host µs per call);
   - ``variant_streaming`` (fp32, N = 4096 and 32768): the solution's kernel with streaming cache
     hints (loads ``evict_first``, stores ``.cs``);
 
@@ -96,6 +99,8 @@ MODE_WORDS = {"compile": "torch.compile(dynamic=False), compiled for this shape"
               "variant_compile_dynamic": "torch.compile(dynamic=True), one function for every shape",
               "variant_compile_shared_default": "torch.compile() with defaults, one function called on every shape",
               "variant_compile_dynamic_from32768": "torch.compile(dynamic=True), first called at N = 32768"}
+#: Peers also timed as CUDA-graph replays at M = 4096 (``variant_graph_{peer}`` rows).
+GRAPHED = ("solution", "torch", "compile")
 #: Peers whose launches and host time are recorded (``calls``).
 PEERS = ("solution", "torch") + COMPILE_MODES
 
@@ -317,13 +322,16 @@ class Sweep:
     """The run: `run` calls `first_compiles`, then `shape` for every shape, writing as it goes."""
 
     def __init__(self, *, with_compile: bool = True, diagnostics: bool = True, rounds: int = ROUNDS,
-                 rep_ms: int = REP_MS, record_path: Path | None = None, meta: dict | None = None) -> None:
+                 rep_ms: int = REP_MS, record_path: Path | None = None, meta: dict | None = None,
+                 graphs: bool | None = None) -> None:
         from solutions.ex03_softmax import softmax
 
         self.solution = softmax
         self.online = online_kernel()
         self.with_compile = with_compile
         self.diagnostics = diagnostics
+        #: CUDA-graph replays of the peers at M (``variant_graph_*`` rows); a CUDA device is needed.
+        self.graphs = DEVICE == "cuda" if graphs is None else graphs
         self.rounds = rounds
         self.rep_ms = rep_ms
         self.record_path = record_path
@@ -436,6 +444,8 @@ class Sweep:
             if name == "solution" or name.startswith("variant_warps"):
                 row.update(solution_resources(x, extra[name]["num_warps"]))
             self.record["rows"].append(row)
+        if m == M and self.graphs:
+            self.graph_rows(ready, nbytes, keys)
         for first in self.record["first_compiles"]:
             if (first.get("N"), first.get("dtype"), m) == (n, dtype, M) and first["kernel"] in times:
                 runs = times[first["kernel"]]
@@ -462,6 +472,20 @@ class Sweep:
         del x, ready
         torch.cuda.empty_cache()
         self.save()
+
+    def graph_rows(self, ready: dict[str, Callable[[], Any]], nbytes: int, keys: dict) -> None:
+        """``variant_graph_{peer}``: the solution, torch.softmax and torch.compile replayed from a CUDA graph,
+        in turns: the kernels without the Python launcher in between (`grader.perf.graphed`)."""
+        replays = {}
+        for name in GRAPHED:
+            if name not in ready:
+                continue
+            try:
+                replays[f"variant_graph_{name}"] = perf.graphed(ready[name])
+            except Exception as exc:  # a call that cannot be captured is a finding, recorded as its row
+                self.record["rows"].append(benchmarks.failed_row(f"variant_graph_{name}", exc, **keys))
+        for name, runs in time_in_turns(replays, rounds=self.rounds, rep_ms=self.rep_ms).items():
+            self.record["rows"].append(timed_row(name, runs, nbytes, self.ceiling, **keys))
 
     def capture_code(self, n: int) -> None:
         """The generated code each compile mode ran at this shape, for the attachment."""
@@ -663,6 +687,11 @@ def check_targets(by: dict) -> list[str]:
             continue
         lines.append(f"[{'MISSED' if missed_torch else 'ok'}] {dtype}: solution ahead of torch.softmax at every N"
                      + (f"; not at {missed_torch}" if missed_torch else ""))
+        for n in missed_torch:  # the same pair replayed from CUDA graphs: the kernels without their launchers
+            sol, eager = fraction("variant_graph_solution", n, dtype), fraction("variant_graph_torch", n, dtype)
+            if sol is not None and eager is not None:
+                lines.append(f"      {dtype} N={n} from CUDA graphs: solution {100 * sol:.1f}%, torch.softmax "
+                             f"{100 * eager:.1f}%")
         lines.append(f"[{'MISSED' if missed_compile else 'ok'}] {dtype}: ahead of every torch.compile mode from "
                      f"N=4096, within 3% below" + (f"; not at {', '.join(missed_compile)}" if missed_compile else ""))
     return lines
