@@ -43,7 +43,7 @@ class ShowResult:
 
 
 def command(exercise_number: int, learner_file: str | Path | None = None) -> str:
-    """The one-line command that draws the map: ``grade show 3 --from tests/wrong/ex03/x.py``."""
+    """The one-line command that draws the map: ``grade show 3 --from grader/exercises/ex03_softmax/wrong/x.py``."""
     line = f"grade show {exercise_number}"
     if learner_file is not None:
         path = Path(learner_file)

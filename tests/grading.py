@@ -9,8 +9,6 @@ from pathlib import Path
 from grader import catalogue, isolation
 
 ROOT = catalogue.ROOT
-WRONG = Path(__file__).resolve().parent / "wrong"
-NATURAL = Path(__file__).resolve().parent / "natural"
 SEED = int(os.environ.get("COURSE_TEST_SEED", "20261130"))
 
 
@@ -20,21 +18,14 @@ def grade(number: int, path: Path | str, *, select: str | None = None, timeout: 
 
 
 def wrong_variants() -> list[tuple[int, Path]]:
-    """Every known-wrong learner file under tests/wrong/exNN/, with its exercise number."""
-    found = []
-    for folder in sorted(WRONG.glob("ex[0-9][0-9]")):
-        for path in sorted(folder.glob("*.py")):
-            found.append((int(folder.name[2:]), path))
-    return found
+    """Every known-wrong learner file (each exercise folder's wrong/), with its exercise number."""
+    return [(exercise.number, path) for exercise in catalogue.EXERCISES for path in sorted(exercise.wrong_dir.glob("*.py"))]
 
 
 def natural_files() -> list[tuple[int, Path]]:
-    """Every correct learner file under tests/natural/exNN/ that differs from the solution."""
-    found = []
-    for folder in sorted(NATURAL.glob("ex[0-9][0-9]")):
-        for path in sorted(folder.glob("*.py")):
-            found.append((int(folder.name[2:]), path))
-    return found
+    """Every correct learner file (each exercise folder's natural/) that differs from the solution."""
+    return [(exercise.number, path) for exercise in catalogue.EXERCISES
+            for path in sorted(exercise.natural_dir.glob("*.py"))]
 
 
 def variant_metadata(path: Path) -> dict:

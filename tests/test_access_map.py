@@ -275,7 +275,7 @@ def test_parse_size():
 def test_every_exercise_with_tensors_chooses_a_show_input(module):
     import importlib
 
-    spec = importlib.import_module(f"grader.specs.{module}")
+    spec = importlib.import_module(f"grader.exercises.{module}.spec")
     case = spec.show_inputs(None)
     assert isinstance(case, ShowCase) and case.label
     tensors = [v for v in list(case.inputs.values()) + list(case.kwargs.values()) if isinstance(v, torch.Tensor)]
@@ -286,7 +286,7 @@ def test_every_exercise_with_tensors_chooses_a_show_input(module):
 
 
 def test_softmax_show_input_has_gaps_between_rows_of_odd_width():
-    from grader.specs import ex03_softmax
+    from grader.exercises.ex03_softmax import spec as ex03_softmax
 
     x = ex03_softmax.show_inputs(None).inputs["x"]
     assert x.shape == (5, 781) and x.stride() == (1000, 1)

@@ -16,7 +16,7 @@ from grader.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 EX1 = catalogue.get(1)
-WRONG = ROOT / "tests" / "wrong" / "ex01"
+WRONG = catalogue.get(1).wrong_dir
 #: One case that every mistake below shows up in: a ragged tail past one block.
 SELECT = "matches_reference and n1025 and fp32"
 

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from grader import catalogue, report
-from tests.grading import ROOT, WRONG, failure_messages, grade, pristine_stub, variant_metadata, wrong_variants
+from tests.grading import ROOT, failure_messages, grade, pristine_stub, variant_metadata, wrong_variants
 
 READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]
 
@@ -122,7 +122,7 @@ def fits(lines: list[str]) -> bool:
 def test_a_diagnosis_repeated_in_every_case_is_one_message():
     """`other=0.0` on exercise 3, every check run: the same diagnosis in many cases is shown once with
     a count, the whole report fits 40 lines of 80 columns, and the header does not wrap."""
-    run = grade(3, WRONG / "ex03" / "no_other_inf.py")
+    run = grade(3, catalogue.get(3).wrong_dir / "no_other_inf.py")
     failed = [c for c in run.checks if c.failed]
     assert len(failed) >= 10
     lines = report_lines(run, 3)

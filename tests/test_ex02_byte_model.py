@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from grader import guards
-from grader.specs import ex02_bias_gelu as spec
+from grader.exercises.ex02_bias_gelu import spec
 
 F32, F16 = 4, 2
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalogue
-from grader.specs import ex04_softmax_persistent as spec
+from grader.exercises.ex04_softmax_persistent import spec
 from tests.grading import pristine_stub
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.specs import ex05_online_softmax as spec
+from grader.exercises.ex05_online_softmax import spec
 
 WAYS = {
     "rescale": (spec._rescale_missing, "the running sum was not rescaled when the max changed"),

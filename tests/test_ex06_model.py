@@ -15,7 +15,7 @@ from grader import checks, model, profiling
 from grader.block_measurement import measure_block
 from grader.failures import GradeFailure
 from grader.results import CheckRecord
-from grader.specs import ex06_amdahl as spec
+from grader.exercises.ex06_amdahl import spec
 
 SMALL = dict(d_model=64, n_heads=4, mlp_ratio=4)
 

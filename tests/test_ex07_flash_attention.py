@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.specs import ex07_flash_attention as spec
+from grader.exercises.ex07_flash_attention import spec
 
 from grader import catalogue
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from grader.failures import GradeFailure
-from grader.specs import ex09_rmsnorm as spec
+from grader.exercises.ex09_rmsnorm import spec
 from solutions import ex09_rmsnorm as solution
 
 

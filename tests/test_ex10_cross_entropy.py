@@ -1,6 +1,6 @@
 """Exercise 10's spec on its own: the reference against PyTorch's autograd, the byte model and its
 diagnosis, the pitfalls each named on their own wrong answer (and the spec's inputs really telling
-them from the right one), the correct learner-style files in tests/natural/ex10/ graded in full, and
+them from the right one), the correct learner-style files in grader/exercises/ex10_cross_entropy/natural/ graded in full, and
 the solution's kernel compiled for Hopper."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.specs import ex10_cross_entropy as spec
+from grader.exercises.ex10_cross_entropy import spec
+from grader import catalogue
 from tests.grading import ROOT, failure_messages, grade
 
-NATURAL = sorted((Path(__file__).resolve().parent / "natural" / "ex10").glob("*.py"))
+NATURAL = sorted(catalogue.get(10).natural_dir.glob("*.py"))
 
 
 def _case(T=6, V=3 * spec.B32 + 5, *, seed=0, ignore_index=-100, dtype=torch.float32, spike=True):

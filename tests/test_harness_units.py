@@ -11,7 +11,7 @@ import torch
 from grader import compare, guards, perf, report
 from grader.failures import GradeFailure, describe_exception
 from grader.results import CheckRecord as CheckResult, RunResult
-from grader.specs.ex01_vector_add import minimum_bytes
+from grader.exercises.ex01_vector_add.spec import minimum_bytes
 
 
 def test_vector_add_byte_model_counts_two_reads_and_one_write():
@@ -152,9 +152,9 @@ def test_a_not_run_check_fails_the_run():
 
 def test_a_crash_costs_only_the_check_that_crashed():
     """Two checks, each segfaults: both are reported, so the child was restarted after the first."""
-    from tests.grading import WRONG, grade
+    from tests.grading import grade
 
-    run = grade(1, WRONG / "ex01" / "segfaults.py", select="matches_reference and (n2 or n3) and fp32")
+    run = grade(1, catalogue.get(1).wrong_dir / "segfaults.py", select="matches_reference and (n2 or n3) and fp32")
     assert [c.kind for c in run.checks] == ["crash", "crash"]
     assert all("segmentation fault" in c.message for c in run.checks)
     assert run.fatal is None and not run.passed

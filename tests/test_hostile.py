@@ -175,7 +175,7 @@ def test_every_hostile_file_declares_what_it_is_owed_and_is_tested():
 BATCH_SELECT = ONE_CHECK[1]
 #: The solution is named so that it is graded right after the saboteur (the file it overwrites).
 HONEST = {"saboteur_victim.py": ROOT / "solutions" / "ex01_vector_add.py",
-          "honest_wrong.py": ROOT / "tests" / "wrong" / "ex01" / "grid_one_block_short.py"}
+          "honest_wrong.py": catalogue.get(1).wrong_dir / "grid_one_block_short.py"}
 ATTACKERS = {f"{f.path.stem}.py": f for f in BATCH_FILES}
 
 

@@ -27,6 +27,7 @@ import triton.language as tl
 from grader import interpreter_fixes
 from grader.interpreter_fixes import bits, fingerprints
 from tests import bf16_agreement as agreement
+from grader import catalogue
 from tests.grading import ROOT, grade
 
 #: The H200's outputs for tests/bf16_agreement.py (BF16_GPU_DATA points elsewhere, e.g. on the GPU itself).
@@ -191,7 +192,7 @@ def test_without_the_fix_bf16_is_left_to_a_gpu_in_one_line(monkeypatch):
     from grader import catalogue, report
 
     monkeypatch.setenv("GRADE_INTERPRETER_FIXES", "off")
-    path = ROOT / "tests" / "natural" / "ex01" / "tutorial_add.py"
+    path = catalogue.get(1).natural_dir / "tutorial_add.py"
     run = grade(1, path, select="matches_reference and (n3 or n1025)")
     bf16 = [c for c in run.checks if "bf16" in c.name]
     assert bf16 and all(c.skipped and c.message == interpreter_fixes.BF16_ON_GPU_ONLY for c in bf16)

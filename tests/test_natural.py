@@ -1,4 +1,4 @@
-"""Correct code passes: every learner-style file in tests/natural/exNN/ is graded, and must pass.
+"""Correct code passes: every learner-style file in grader/exercises/exNN_slug/natural/ is graded, and must pass.
 
 Each file is a complete, correct solution written the way a learner might write it (the
 tutorial's style, another block size, another loop, exp2, running statistics as vectors...),

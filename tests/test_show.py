@@ -18,7 +18,7 @@ from grader.failures import ACCESS_KINDS, GradeFailure
 from grader.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
-WRONG_EX01 = sorted((ROOT / "tests" / "wrong" / "ex01").glob("*.py"))
+WRONG_EX01 = sorted((catalogue.get(1).wrong_dir).glob("*.py"))
 N = 1500  # exercise 1's show input; the variants' BLOCK_SIZE is 1024: programs 0 and 1, 548 lanes past n
 
 
@@ -30,7 +30,7 @@ def counts(amap, name, kind):
     return amap.element_counts(name, kind)
 
 
-#: What each variant's map must show: one assertion per file in tests/wrong/ex01 (a new variant
+#: What each variant's map must show: one assertion per file in grader/exercises/ex01_vector_add/wrong (a new variant
 #: without an entry fails test_every_variant_has_an_expectation).
 EXPECTATIONS = {
     "answer_from_torch": lambda r: (not counts(r.map, "x", "loads").any() and not counts(r.map, "y", "loads").any()
@@ -85,7 +85,7 @@ def run(capsys, *argv):
 
 
 def test_show_prints_json_and_writes_a_figure(capsys, tmp_path):
-    variant = ROOT / "tests" / "wrong" / "ex01" / "no_tail_mask.py"
+    variant = catalogue.get(1).wrong_dir / "no_tail_mask.py"
     figure = tmp_path / "map.svg"
     code, out, _ = run(capsys, "show", "1", "--from", str(variant), "--size", "1000", "--json", "--out", str(figure))
     assert code == 0
@@ -111,7 +111,7 @@ def test_usage_errors_exit_2(capsys, argv, words):
 
 
 def test_a_crash_is_a_sentence_and_exit_1(capsys):
-    code, out, _ = run(capsys, "show", "1", "--from", str(ROOT / "tests" / "wrong" / "ex01" / "segfaults.py"))
+    code, out, _ = run(capsys, "show", "1", "--from", str(catalogue.get(1).wrong_dir / "segfaults.py"))
     assert code == 1
     assert "No map: the process drawing the map died with a segmentation fault" in " ".join(out.split())
 
@@ -119,8 +119,8 @@ def test_a_crash_is_a_sentence_and_exit_1(capsys):
 def test_command_line(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     assert show.command(3) == "grade show 3"
-    variant = ROOT / "tests" / "wrong" / "ex03" / "no_other_inf.py"
-    assert show.command(3, variant) == "grade show 3 --from tests/wrong/ex03/no_other_inf.py"
+    variant = catalogue.get(3).wrong_dir / "no_other_inf.py"
+    assert show.command(3, variant) == "grade show 3 --from grader/exercises/ex03_softmax/wrong/no_other_inf.py"
     assert show.command(3, tmp_path / "mine.py") == f"grade show 3 --from {tmp_path / 'mine.py'}"
 
 
@@ -174,7 +174,7 @@ def test_a_wrong_value_is_not_an_access_failure():
 
 
 def test_the_row_stride_diagnosis_keeps_the_masking_kind():
-    from grader.specs import _softmax
+    from grader import softmax_checks
 
     @triton.jit
     def rows_kernel(x_ptr, out_ptr, row_stride, n_cols, BLOCK: tl.constexpr):
@@ -191,7 +191,7 @@ def test_the_row_stride_diagnosis_keeps_the_masking_kind():
         return out
 
     with pytest.raises(GradeFailure) as caught:
-        _softmax.check_strided(softmax, torch.randn(3, 100), 130)
+        softmax_checks.check_strided(softmax, torch.randn(3, 100), 130)
     assert caught.value.kind == "masking" and "ignores the row stride of `out`" in str(caught.value)
 
 
@@ -209,7 +209,7 @@ def _rendered(run: RunResult) -> list[str]:
 
 
 def test_a_masking_failure_ends_the_report_with_the_show_command(tmp_path):
-    variant = str(ROOT / "tests" / "wrong" / "ex01" / "no_tail_mask.py")
+    variant = str(catalogue.get(1).wrong_dir / "no_tail_mask.py")
     run = _run_with("masking", variant)
     last = _rendered(run)[-1]
     assert last.endswith(show.command(1, variant)) and "grade show 1 --from " in last
@@ -225,6 +225,6 @@ def test_graded_variant_names_the_command():
     """End to end: a real grading run of a masking mistake reports its kind and the command."""
     from tests.grading import grade
 
-    run = grade(1, ROOT / "tests" / "wrong" / "ex01" / "mask_off_by_one.py", select="matches_reference and n1025 and fp32")
+    run = grade(1, catalogue.get(1).wrong_dir / "mask_off_by_one.py", select="matches_reference and n1025 and fp32")
     assert [c.kind for c in run.checks] == ["masking"]
     assert report.to_json(run)["show_command"].startswith("grade show 1 --from ")

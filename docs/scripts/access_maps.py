@@ -41,17 +41,17 @@ DEFAULT_OUT = ROOT / "docs" / "assets" / "access-maps"
 #: name -> (exercise, file): each file's map on its exercise's default show input.
 MAPS = {
     "ex01-solution": (1, "solutions/ex01_vector_add.py"),
-    "ex01-no-tail-mask": (1, "tests/wrong/ex01/no_tail_mask.py"),
-    "ex01-mask-off-by-one": (1, "tests/wrong/ex01/mask_off_by_one.py"),
-    "ex01-grid-one-block-short": (1, "tests/wrong/ex01/grid_one_block_short.py"),
-    "ex01-reads-past-end": (1, "tests/wrong/ex01/reads_past_end.py"),
+    "ex01-no-tail-mask": (1, "grader/exercises/ex01_vector_add/wrong/no_tail_mask.py"),
+    "ex01-mask-off-by-one": (1, "grader/exercises/ex01_vector_add/wrong/mask_off_by_one.py"),
+    "ex01-grid-one-block-short": (1, "grader/exercises/ex01_vector_add/wrong/grid_one_block_short.py"),
+    "ex01-reads-past-end": (1, "grader/exercises/ex01_vector_add/wrong/reads_past_end.py"),
     "ex03-solution": (3, "solutions/ex03_softmax.py"),
-    "ex03-no-other-inf": (3, "tests/wrong/ex03/no_other_inf.py"),
-    "ex03-assumes-contiguous": (3, "tests/wrong/ex03/assumes_contiguous.py"),
-    "ex03-output-uses-input-stride": (3, "tests/wrong/ex03/output_uses_input_stride.py"),
+    "ex03-no-other-inf": (3, "grader/exercises/ex03_softmax/wrong/no_other_inf.py"),
+    "ex03-assumes-contiguous": (3, "grader/exercises/ex03_softmax/wrong/assumes_contiguous.py"),
+    "ex03-output-uses-input-stride": (3, "grader/exercises/ex03_softmax/wrong/output_uses_input_stride.py"),
     "ex07-solution": (7, "solutions/ex07_flash_attention.py"),
-    "ex07-every-key-block-masked": (7, "tests/natural/ex07/every_key_block_masked.py"),
-    "ex07-mask-after-max": (7, "tests/wrong/ex07/mask_after_max.py"),
+    "ex07-every-key-block-masked": (7, "grader/exercises/ex07_flash_attention/natural/every_key_block_masked.py"),
+    "ex07-mask-after-max": (7, "grader/exercises/ex07_flash_attention/wrong/mask_after_max.py"),
 }
 
 

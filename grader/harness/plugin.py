@@ -91,7 +91,7 @@ _SESSION: Session | None = None
 
 
 def check_name(nodeid: str) -> str:
-    """'grader/specs/ex01_vector_add.py::test_matches[fp16-1025]' -> 'matches[fp16-1025]'."""
+    """'grader/exercises/ex01_vector_add/spec.py::test_matches[fp16-1025]' -> 'matches[fp16-1025]'."""
     name = nodeid.split("::")[-1]
     return name[5:] if name.startswith("test_") else name
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.specs.ex01_vector_add import minimum_bytes
+from grader.exercises.ex01_vector_add.spec import minimum_bytes
 from tools.benchmarks import time_row
 
 

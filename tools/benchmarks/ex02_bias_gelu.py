@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from grader import perf
-from grader.specs.ex02_bias_gelu import minimum_bytes, unfused_bytes
+from grader.exercises.ex02_bias_gelu.spec import minimum_bytes, unfused_bytes
 from tools.benchmarks import failed_row, time_row
 
 M, N = 16384, 4096

@@ -68,7 +68,7 @@ import triton
 import triton.language as tl
 
 from grader import perf
-from grader.specs.ex03_softmax import minimum_bytes
+from grader.exercises.ex03_softmax.spec import minimum_bytes
 from tools import benchmarks
 from tools.benchmarks import inductor_capture as capture
 from tools.benchmarks.softmax_sweep import eager_softmax, naive_softmax, online_kernel

@@ -15,7 +15,7 @@ Two groups of rows:
   (``per_lane_...``), so one run calibrates the launch choice.
 
 Every row's ``gbps`` and ``fraction`` use the byte count of the two-pass algorithm,
-``3 * M * N * 4`` (two reads + one write; ``grader.specs.ex05_online_softmax.minimum_bytes``),
+``3 * M * N * 4`` (two reads + one write; ``grader.exercises.ex05_online_softmax.spec.minimum_bytes``),
 for torch.softmax too, so fractions compare times directly. ``gbps_2pass`` and
 ``fraction_2pass`` are the same time over ``2 * M * N * 4`` bytes: the count of the baselines
 file's ``triton_online`` column and of exercise 3's rows, for plots that put the kernels side by side.
@@ -29,7 +29,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader.specs.ex05_online_softmax import minimum_bytes
+from grader.exercises.ex05_online_softmax.spec import minimum_bytes
 from tools.benchmarks import failed_row, time_row
 
 SWEEP_M = 4096

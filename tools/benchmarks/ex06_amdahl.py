@@ -33,7 +33,7 @@ import torch
 from grader import model, profiling
 from grader.amdahl import amdahl, captured, ceiling
 from grader.block_measurement import measure_block
-from grader.specs.ex06_amdahl import minimum_bytes
+from grader.exercises.ex06_amdahl.spec import minimum_bytes
 
 #: (sequence length, batch): the same 16384 tokens at both lengths, so the linear layers do the
 #: same work and only attention's S² part grows. At S = 2048 the fp32 scores are 1.07 GB.

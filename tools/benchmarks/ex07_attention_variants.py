@@ -44,7 +44,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader.specs.ex07_flash_attention import flops, reference
+from grader.exercises.ex07_flash_attention.spec import flops, reference
 from tools.benchmarks import failed_row, time_rows_in_turns
 
 LOG2E = 1.4426950408889634

@@ -22,7 +22,7 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-from grader.specs.ex07_flash_attention import flops
+from grader.exercises.ex07_flash_attention.spec import flops
 from tools.benchmarks import failed_row, time_rows_in_turns
 
 SHAPES = [

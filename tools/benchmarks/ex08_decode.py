@@ -52,7 +52,7 @@ import triton
 import triton.language as tl
 
 from grader import perf
-from grader.specs.ex08_decode import minimum_bytes, per_query_head_bytes, reference
+from grader.exercises.ex08_decode.spec import minimum_bytes, per_query_head_bytes, reference
 from tools.benchmarks import failed_row, meta
 
 H_Q, H_KV, D = 32, 8, 128

@@ -66,7 +66,7 @@ import triton
 import triton.language as tl
 
 from grader import perf
-from grader.specs.ex09_rmsnorm import backward_minimum_bytes, forward_bytes
+from grader.exercises.ex09_rmsnorm.spec import backward_minimum_bytes, forward_bytes
 
 M = 16384
 NS = (1024, 2048, 4096, 8192, 16384)

@@ -21,7 +21,7 @@ Two files (``<gpu>-`` is the GPU's short name, ``h200-`` on an H200):
   in turns with the solution.
 
 ``gbps`` and ``fraction`` count the algorithm's bytes for every kernel,
-``3·T·V·element_size + 8·T + 4`` (``grader.specs.ex10_cross_entropy.minimum_bytes``), so
+``3·T·V·element_size + 8·T + 4`` (``grader.exercises.ex10_cross_entropy.spec.minimum_bytes``), so
 fractions compare times directly; ``fraction_2pass`` counts one read and one write
 (``least_hbm_bytes``): the memory moved at least if the L2 served the second read.
 
@@ -55,7 +55,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from grader.specs.ex10_cross_entropy import least_hbm_bytes, minimum_bytes
+from grader.exercises.ex10_cross_entropy.spec import least_hbm_bytes, minimum_bytes
 
 V = 128256
 BY_T = (1024, 2048, 4096, 8192, 16384)

@@ -22,7 +22,7 @@ from typing import Callable
 
 import torch
 
-from grader.specs.ex03_softmax import minimum_bytes
+from grader.exercises.ex03_softmax.spec import minimum_bytes
 from tools.benchmarks import failed_row, time_row
 
 #: Row lengths at M = 4096.

@@ -8,7 +8,7 @@
 #    at most ~4 minutes, its JSON rewritten after each part;
 # 2. `grade exercise 9` on the solution, on the GPU (correctness at GPU sizes, determinism, performance);
 # 3. the atomics variant's determinism check on the GPU (three runs compared bit for bit);
-# 4. with NATURAL=1, `grade exercise 9` on every file of tests/natural/ex09 (about a minute each).
+# 4. with NATURAL=1, `grade exercise 9` on every file of grader/exercises/ex09_rmsnorm/natural (about a minute each).
 # GRADE=0 runs the benchmark only (steps 2 and 3 take about two minutes, most of it compiling).
 # Writes: <gpu>-ex09-rmsnorm.json, ex09-bench.txt, ex09-solution.json, ex09-grading.txt (4 files).
 set -uo pipefail
@@ -43,14 +43,14 @@ for line in p.get("lines", []):
     print("     ", line)
 PY
 
-python3 -m pytest -q -p no:cacheprovider -p grader.harness.plugin --learner-file tests/wrong/ex09/dweight_atomics.py \
-  grader/specs/ex09_rmsnorm.py -k dweight_deterministic --tb=line 2>&1 | grep -E "GradeFailure|[0-9]+ (passed|failed)" | tail -2 \
+python3 -m pytest -q -p no:cacheprovider -p grader.harness.plugin --learner-file grader/exercises/ex09_rmsnorm/wrong/dweight_atomics.py \
+  grader/exercises/ex09_rmsnorm/spec.py -k dweight_deterministic --tb=line 2>&1 | grep -E "GradeFailure|[0-9]+ (passed|failed)" | tail -2 \
   | cut -c1-400 | tee -a "$log"
 echo "== atomics variant on the GPU (expected: 1 failed, \`dweight\` came out different)" | tee -a "$log"
 fi
 
 if [ "${NATURAL:-0}" = 1 ]; then
-  for f in tests/natural/ex09/*.py; do
+  for f in grader/exercises/ex09_rmsnorm/natural/*.py; do
     python3 -m grader.cli exercise 9 --from "$f" --json | python3 -c "
 import json, sys; d = json.load(sys.stdin); bad = [c['name'] + ': ' + c['message'][:160] for c in d['checks'] if not c['passed'] and not c['skipped']]
 print('natural $(basename "$f"):', 'passed' if d['passed'] else 'FAILED', bad[:2])" | tee -a "$log"

@@ -32,7 +32,7 @@ import torch
 from grader import checks
 from grader.access_map import ShowCase
 from grader.failures import GradeFailure
-from grader.specs import _softmax as sm
+from grader import softmax_checks as sm
 
 
 #: The interpreter's stand-ins (the same as INTERPRETER_KERNEL and INTERPRETER_GPU in the stub):

@@ -27,7 +27,7 @@ from grader import checks
 from grader.access_map import ShowCase
 from grader.compare import DEFAULT_TOLERANCES, expect_close
 from grader.failures import GradeFailure
-from grader.specs import _softmax
+from grader import softmax_checks
 
 
 #: The stub's launcher reads rows in blocks of BLOCK_SIZE = min(LAUNCHER_BLOCK, next_power_of_2(n_cols)).
@@ -230,7 +230,7 @@ def expect_softmax(x: torch.Tensor, dtype: torch.dtype):
             expect_close(result, expected, name="out", dtype=dtype)
             # Then with each row's own scale: a tensor-wide one would excuse errors in the ordinary
             # rows of a case whose other rows are nearly one-hot (exercise 3's comparison).
-            _softmax.expect_close_by_row(result, expected_cpu)
+            softmax_checks.expect_close_by_row(result, expected_cpu)
         except GradeFailure as failure:
             pitfall = diagnose(result, x64, expected)
             if pitfall is None:
@@ -341,7 +341,7 @@ def show_inputs(size: str | None = None) -> ShowCase:
 
     Each row takes two blocks of the launcher's 8192 and a ragged third: the map shows each row
     read twice (statistics, then normalization) and the last block's tail masked."""
-    return _softmax.show_rows(size, (3, 2 * LAUNCHER_BLOCK + 5, 2 * LAUNCHER_BLOCK + 16))
+    return softmax_checks.show_rows(size, (3, 2 * LAUNCHER_BLOCK + 5, 2 * LAUNCHER_BLOCK + 16))
 
 
 def test_traffic(learner_function, rng, device):

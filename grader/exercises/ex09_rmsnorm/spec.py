@@ -257,7 +257,7 @@ DX_ATOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}
 #: dweight: the dtype's rtol, and an atol relative to each column's Σ|dy · x̂| (`_dw_scale`).
 #: float32 sums of a few thousand terms are off by ~sqrt(M)·6e-8 of that, in any order. In 16 bits,
 #: a kernel that rounds x̂ to the input's dtype before the product (Hugging Face Llama's order, and
-#: Liger-Kernel's "llama" casting: tests/natural/ex09/hf_casting.py) is off by up to one rounding of
+#: Liger-Kernel's "llama" casting: grader/exercises/ex09_rmsnorm/natural/hf_casting.py) is off by up to one rounding of
 #: each term, 2^-11 (fp16) or 2^-8 (bf16) of Σ|dy · x̂|: twice that is allowed.
 DW_ATOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}
 

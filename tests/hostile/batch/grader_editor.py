@@ -25,7 +25,7 @@ REJECTED_BY = ("the sandbox: the learner's process cannot write the course tree 
                "anything the learner's process could write); its wrong kernel fails the judge's comparison and "
                "the classmate gets the verdict it gets alone")
 #: The class folder the batch runs on: this file and its classmates (paths in the repository).
-CLASS = {"a_editor.py": None, "b_honest_wrong.py": "tests/wrong/ex01/grid_one_block_short.py"}
+CLASS = {"a_editor.py": None, "b_honest_wrong.py": "grader/exercises/ex01_vector_add/wrong/grid_one_block_short.py"}
 #: What today's grader lets happen (checked by run_today.py).
 TODAY = "edits_grader"
 

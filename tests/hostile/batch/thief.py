@@ -26,7 +26,7 @@ REJECTED_BY = ("the sandbox: each submission runs from its own temporary copy wi
                "folder, so there is nothing to copy; its kernel is graded as usual")
 #: The class folder the batch runs on: this file and its classmates (paths in the repository).
 CLASS = {"a_thief.py": None, "b_honest.py": "solutions/ex01_vector_add.py",
-         "c_honest_wrong.py": "tests/wrong/ex01/grid_one_block_short.py"}
+         "c_honest_wrong.py": "grader/exercises/ex01_vector_add/wrong/grid_one_block_short.py"}
 #: What today's grader lets happen (checked by run_today.py).
 TODAY = "steals"
 

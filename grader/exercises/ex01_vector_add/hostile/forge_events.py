@@ -36,7 +36,7 @@ def sub_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
 SIZES = [1, 2, 3, 127, 128, 129, 1023, 1024, 1025, 4093, 65537]
 CHECKS = ([f"matches_reference[n{n}-{d}]" for n in SIZES for d in ("fp32", "fp16", "bf16")]
           + ["large[fp32]", "traffic", "performance"])
-SPEC = "grader/specs/ex01_vector_add.py"
+SPEC = "grader/exercises/ex01_vector_add/spec.py"
 
 
 def _events_file():

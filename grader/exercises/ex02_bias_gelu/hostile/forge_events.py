@@ -48,7 +48,7 @@ CHECKS = ([f"matches_reference[{s}-{d}]" for s in SHAPES for d in DTYPES]
           + [f"byte_model[{c}]" for c in ("16384x4096-fp32", "127x4097-fp16", "4097x3-bf16", "1x1-fp32",
                                           "3x1-fp16")]
           + ["traffic", "performance"])
-SPEC = "grader/specs/ex02_bias_gelu.py"
+SPEC = "grader/exercises/ex02_bias_gelu/spec.py"
 
 
 def _events_file():

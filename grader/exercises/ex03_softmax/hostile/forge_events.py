@@ -40,7 +40,7 @@ CHECKS = ([f"matches_reference[n{n}-{d}]" for n in (1, 2, 3, 781, 1823, 4097) fo
           + ["strided_rows[fp32]", "strided_rows[fp16]", "longest_row[fp32]", "longest_row[bf16]"]
           + [f"extreme_logits[{d}]" for d in DTYPES]
           + ["masked_logits[fp32]", "masked_logits[fp16]", "fully_masked_row", "traffic", "performance"])
-SPEC = "grader/specs/ex03_softmax.py"
+SPEC = "grader/exercises/ex03_softmax/spec.py"
 
 
 def _events_file():

@@ -48,7 +48,7 @@ CHECKS = ([f"matches_reference[{c}]" for c in MAIN]
           + [f"bf16[{c}]" for c in ("B2-H3-S17-D32-causal", "B1-H2-S130-D128", "B3-H2-S70-D64-causal-lens70_0_1",
                                     "B1-H2-S1000-D64-causal", "B1-H2-S1000-D16")]
           + ["no_score_matrix", "performance"])
-SPEC = "grader/specs/ex07_flash_attention.py"
+SPEC = "grader/exercises/ex07_flash_attention/spec.py"
 
 
 def _events_file():
