@@ -1,9 +1,9 @@
 """`grade bench N`: sweep sizes on a GPU, your kernel against PyTorch and the copy ceiling.
 
-One table (`CONFIGS`, keyed by exercise number) says for each exercise which sizes to sweep,
-how to make the inputs and which PyTorch baselines to time. The byte model is not repeated
-here: it is the ``minimum_bytes`` function of the exercise's spec (``grader/specs/exNN_*.py``),
-called with the shape's keywords and ``element_size``, so the bench and the grader can never
+Each exercise's manifest says which sizes to sweep (its ``[bench]`` table) and names a workload
+here (`WORKLOADS`: how to make the inputs, which PyTorch baselines to time). The byte model is not
+repeated here: it is the spec's function the manifest names (``byte_model``, ``minimum_bytes``),
+called with the shape's values and ``element_size``, so the bench and the grader can never
 disagree about what "GB/s" means.
 
 Each size times, with `grader.perf.time_ms` (median, L2 flushed):
@@ -153,80 +153,59 @@ def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor
     return F.rms_norm(x, (x.shape[-1],), weight, eps)
 
 
-_SOFTMAX_ROWS = 4096
-_SOFTMAX_SIZES = tuple({"m": _SOFTMAX_ROWS, "n": 1 << k} for k in range(8, 16))  # N = 256 ... 32768
+@dataclass(frozen=True)
+class Workload:
+    """The code half of a bench: how to make the inputs and which PyTorch baselines to time. The data
+    half (sizes, dtype, labels) is the ``[bench]`` table of the exercise's manifest, which names one of
+    `WORKLOADS`; exercises with the same contract (3, 4 and 5: rows -> softmax rows) share one."""
 
-CONFIGS: dict[int, BenchConfig] = {
-    1: BenchConfig(
-        sizes=tuple({"n": 1 << k} for k in range(16, 29, 2)),  # 2^16 ... 2^28 (1 GiB per fp32 vector)
-        make_inputs=_vectors, baselines={"torch": torch.add}, x_key="n", x_label="n (elements per vector)",
-        note="Small sizes are bound by the launch, not the memory: nobody reaches the ceiling there.",
-    ),
-    2: BenchConfig(
-        sizes=tuple({"m": m, "n": 4096} for m in (64, 256, 1024, 4096, 16384, 32768)),
-        make_inputs=_rows_and_bias, baselines={"torch": _bias_gelu}, compile=True,
-        x_key="m", x_label="M (rows of 4096 columns)",
-        note="Eager PyTorch runs two kernels and moves x + bias through memory twice; fusing avoids that.",
-    ),
-    3: BenchConfig(
-        sizes=_SOFTMAX_SIZES, make_inputs=_rows, baselines={"torch": _softmax}, compile=True,
-        x_key="n", x_label=f"N (columns; M = {_SOFTMAX_ROWS} rows)",
-    ),
-    4: BenchConfig(
-        sizes=_SOFTMAX_SIZES, make_inputs=_rows, baselines={"torch": _softmax}, compile=True,
-        x_key="n", x_label=f"N (columns; M = {_SOFTMAX_ROWS} rows)",
-    ),
-    5: BenchConfig(
-        # The same 2^26 elements in every shape: only the row length changes.
-        sizes=tuple({"m": (1 << 26) >> k, "n": 1 << k} for k in (12, 14, 16, 18, 20)),
-        make_inputs=_rows, baselines={"torch": _softmax}, compile=True,
-        x_key="n", x_label="N (row length; M · N = 2^26)",
-    ),
-    7: BenchConfig(
-        # The same 32768 tokens (batch x sequence) in every shape: only the sequence length changes.
-        # Keys are the spec's minimum_bytes/flops parameter names; fp16 as in the spec's performance check.
-        sizes=tuple({"B": 32768 // s, "H": 32, "S_q": s, "S_k": s, "D": 64} for s in (512, 1024, 2048, 4096, 8192)),
+    make_inputs: Callable[[Shape, torch.dtype, str], tuple]
+    baselines: dict[str, Callable[..., torch.Tensor]]
+    metric: str = "gbps"
+    flops: Callable[[Shape], float] | None = None
+    tolerance: dict | None = None
+    output: Callable[[Any], Any] | None = None
+    copy_source: Callable[[tuple], torch.Tensor] | None = None
+
+
+WORKLOADS: dict[str, Workload] = {
+    "vector_add": Workload(make_inputs=_vectors, baselines={"torch": torch.add}),
+    "bias_gelu": Workload(make_inputs=_rows_and_bias, baselines={"torch": _bias_gelu}),
+    "softmax": Workload(make_inputs=_rows, baselines={"torch": _softmax}),
+    "attention": Workload(
         make_inputs=_attention_inputs, baselines={"torch sdpa": _sdpa}, metric="tflops",
         flops=lambda s: 4.0 * s["B"] * s["H"] * s["S_q"] * s["S_k"] * s["D"],  # = spec flops(..., causal=False)
-        x_key="S_q", x_label="sequence length (batch x seq = 32768 tokens, 32 heads, head_dim 64)",
-        dtype=torch.float16,
         # Against SDPA, fp16 (fp32 accumulation in both, different summation order): the spec's 2e-2/1e-2.
         tolerance={torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2), torch.float32: (1e-2, 1e-2)},
-        note="Attention is compute-bound: TFLOP/s (4 · B · H · S² · D per forward), not GB/s.",
     ),
-    8: BenchConfig(
-        # One decode step of 8 sequences over a paged cache (pages of 16), Llama-3-8B's heads, bf16.
-        sizes=tuple({"B": 8, "S_k": s, "H_q": 32, "H_kv": 8, "D": 128, "page_size": 16}
-                    for s in (1024, 2048, 4096, 8192, 16384, 32768)),
-        make_inputs=_paged_cache, baselines={"torch sdpa (gathered)": _gathered_sdpa},
-        x_key="S_k", x_label="S_k (cached tokens per sequence; B 8, H_q 32, H_kv 8, D 128, pages of 16)",
-        dtype=torch.bfloat16,
-        note="The PyTorch baseline gathers each sequence's pages into a contiguous cache first, and that copy is "
-             "timed with it: a paged kernel reads the pages where they are.",
-    ),
-    9: BenchConfig(
-        # The forward (the catalogue's function); the backward is in tools/benchmarks/ex09_rmsnorm.py.
-        sizes=tuple({"m": 16384, "n": 1 << k} for k in range(10, 15)),  # N = 1024 ... 16384
-        make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm}, compile=True,
-        x_key="n", x_label="N (columns; M = 16384 rows)", dtype=torch.bfloat16, output=lambda result: result[0],
-        note="The forward only: y and a float32 rstd per row. `python -m tools.benchmarks.ex09_rmsnorm` "
-             "times the backward and the pair against torch.compile and Liger-Kernel.",
-    ),
-    10: BenchConfig(
-        # Llama 3's vocabulary; T from 1024 to 16384 rows (4 GiB of bf16 logits).
-        sizes=tuple({"T": t, "V": 128256} for t in (1024, 2048, 4096, 8192, 16384)),
-        make_inputs=_logits_and_targets, baselines={"torch": _cross_entropy_and_backward}, compile=True,
-        x_key="T", x_label="T (rows of V = 128256 logits)", dtype=torch.bfloat16,
-        copy_source=lambda args: args[0],
-        note=("Your kernel overwrites the logits with the gradient, so every timed call after the first works on "
-              "the previous gradient: the same bytes and the same arithmetic. Eager PyTorch computes in float32 "
-              "and allocates its gradient; GB/s for every kernel count the two-pass minimum (2 reads + 1 write)."),
-    ),
+    "paged_decode": Workload(make_inputs=_paged_cache, baselines={"torch sdpa (gathered)": _gathered_sdpa}),
+    # The forward returns (y, rstd): y is checked.
+    "rmsnorm_forward": Workload(make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm},
+                                output=lambda result: result[0]),
+    # The loss is a 0-dim tensor and the gradient is written into the logits: the copy row copies them.
+    "cross_entropy": Workload(make_inputs=_logits_and_targets, baselines={"torch": _cross_entropy_and_backward},
+                              copy_source=lambda args: args[0]),
 }
 
-NO_BENCH = {
-    6: "exercise 6 is about profiling a whole pipeline (Amdahl's law), not one kernel's bandwidth",
-}
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def config_of(exercise: catalogue.Exercise) -> BenchConfig:
+    """The sweep of ``exercise``: its manifest's ``[bench]`` with the code of the workload it names."""
+    bench = exercise.bench
+    if bench is None:
+        raise BenchUnavailable(f"no bench for exercise {exercise.number}: {exercise.bench_unavailable}")
+    workload = WORKLOADS.get(bench.workload)
+    if workload is None:
+        raise BenchUnavailable(f"no bench for exercise {exercise.number}: its manifest names the workload "
+                               f"{bench.workload!r}, which grader/bench_sweep.py does not have")
+    extra = {"tolerance": workload.tolerance} if workload.tolerance is not None else {}
+    return BenchConfig(sizes=tuple(dict(size) for size in bench.sizes), make_inputs=workload.make_inputs,
+                       baselines=dict(workload.baselines), x_key=bench.x_key, x_label=bench.x_label,
+                       compile=bench.compile, metric=workload.metric, flops=workload.flops,
+                       dtype=DTYPES[bench.dtype], note=bench.note, output=workload.output,
+                       copy_source=workload.copy_source, **extra)
+
 
 KERNEL_LABELS = {"yours": "your kernel", "compile": "torch.compile", "copy": "copy (same bytes)"}
 
@@ -238,13 +217,15 @@ class BenchUnavailable(Exception):
 # --- the byte model, from the spec -----------------------------------------------------------------
 
 def byte_model(exercise: catalogue.Exercise, config: BenchConfig) -> Callable[[Shape, int], int] | None:
-    """``nbytes(shape, element_size)`` from the spec's ``minimum_bytes``; None for a TFLOP/s bench.
+    """``nbytes(shape, element_size)`` from the spec's byte model (the manifest's ``byte_model``,
+    ``minimum_bytes``); None for a TFLOP/s bench.
 
-    Raises BenchUnavailable when the spec, or its ``minimum_bytes``, does not exist yet.
+    Raises BenchUnavailable when the spec, or its byte model, does not exist yet.
     """
     if not exercise.spec_file.is_file():
+        shown = exercise.spec_file.relative_to(exercise.root).as_posix()
         raise BenchUnavailable(f"no bench for exercise {exercise.number} yet: its checks "
-                               f"(grader/specs/{exercise.spec_file.name}) are not written yet")
+                               f"({shown}) are not written yet")
     if config.metric != "gbps":
         return None
     try:
@@ -252,10 +233,11 @@ def byte_model(exercise: catalogue.Exercise, config: BenchConfig) -> Callable[[S
     except Exception as exc:
         raise BenchUnavailable(f"no bench for exercise {exercise.number}: importing its spec failed "
                                f"({type(exc).__name__}: {exc})") from None
-    fn = getattr(spec, "minimum_bytes", None)
+    name = exercise.byte_model or "minimum_bytes"
+    fn = getattr(spec, name, None)
     if fn is None:
         raise BenchUnavailable(f"no bench sizes for exercise {exercise.number} yet: its spec defines no "
-                               "`minimum_bytes(...)` byte model")
+                               f"`{name}(...)` byte model")
     return bytes_from(fn, getattr(spec, "bench_arguments", None))
 
 
@@ -521,11 +503,11 @@ def write_outputs(rows: list[dict], config: BenchConfig, *, meta: dict, folder: 
 # --- the command ------------------------------------------------------------------------------------
 
 def config_for(number: int) -> BenchConfig:
-    if number in NO_BENCH:
-        raise BenchUnavailable(f"no bench for exercise {number}: {NO_BENCH[number]}")
-    if number not in CONFIGS:
-        raise BenchUnavailable(f"no bench sizes for exercise {number} yet")
-    return CONFIGS[number]
+    try:
+        exercise = catalogue.get(number)
+    except KeyError:
+        raise BenchUnavailable(f"no bench sizes for exercise {number} yet") from None
+    return config_of(exercise)
 
 
 def import_learner(path: Path) -> tuple[Any, str | None]:

@@ -328,7 +328,7 @@ def _traffic(r: _Reader, table: dict | None) -> dict[str, tuple[int, int]] | Non
 def manifests(root: Path = ROOT) -> list[Path]:
     """Every exercise folder's manifest under ``root``, in folder order."""
     base = Path(root) / EXERCISES_FOLDER
-    return sorted(p / MANIFEST for p in base.iterdir() if p.is_dir() and _FOLDER_NAME.fullmatch(p.name)) \
+    return sorted(p / MANIFEST for p in base.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))) \
         if base.is_dir() else []
 
 

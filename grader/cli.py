@@ -2,7 +2,7 @@
 
 Learners: ``list`` · ``exercise N`` · ``show N`` · ``watch [N]`` · ``hint N`` · ``solution N`` ·
 ``reset N`` · ``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
-Maintainers: ``check-course`` (every exercise's files, pages, tables and measurements).
+Maintainers: ``check-course`` (every exercise's manifest, files, pages and measurements).
 
 Exit status: 0 passed (or done), 1 failed (or refused, with a sentence saying why), 2 usage error.
 Commands that do not grade avoid importing torch and Triton so they answer at once.
@@ -377,8 +377,8 @@ def cmd_check_course(args, console: Console) -> int:
 
     found = course_check.problems()
     if not found:
-        console.print(f"check-course: OK, {len(catalogue.EXERCISES)} exercises, every file, page, table row and "
-                      "measurement in place", soft_wrap=True)
+        console.print(f"check-course: OK, {len(catalogue.EXERCISES)} exercises, every manifest, stub, solution, "
+                      "spec, page and measurement in place", soft_wrap=True)
         return EXIT_PASSED
     console.print(Text(f"check-course: {len(found)} thing{'s' if len(found) != 1 else ''} missing", style="red"), soft_wrap=True)
     for problem in found:
@@ -470,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refresh", action="store_true", help="measure the ceiling again instead of using the cache")
     p.set_defaults(handler=cmd_doctor)
 
-    p = sub.add_parser("check-course", help="maintainers: every exercise's stub, solution, spec, page, tables and "
+    p = sub.add_parser("check-course", help="maintainers: every exercise's manifest, stub, solution, spec, page and "
                                             "measurement in place")
     p.set_defaults(handler=cmd_check_course)
     return parser
@@ -486,6 +486,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_USAGE
+    if catalogue.LOAD_ERROR is not None and args.handler is not cmd_check_course:
+        Console(stderr=True, highlight=False).print(Text(f"grade: {catalogue.LOAD_ERROR}", style="red"), soft_wrap=True)
+        return EXIT_FAILED
     from grader import isolation, sandbox
 
     sandbox.make_undumpable()  # the learner's process cannot read this process's memory or pipes

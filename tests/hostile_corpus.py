@@ -1,6 +1,8 @@
-"""The hostile corpus of tests/hostile/, read and graded without ever being imported.
+"""The hostile corpus, read and graded without ever being imported: each exercise folder's hostile/
+(grader/exercises/exNN_slug/hostile/) and the files that attack no one exercise (tests/hostile/batch,
+tests/hostile/robustness).
 
-Every file there declares what it does and what a sound grader must do with it in module-level
+Every file declares what it does and what a sound grader must do with it in module-level
 constants (tests/hostile/README.md). This module reads those constants from the file's syntax
 tree, copies a file into a test's own folder before it is graded (the corpus itself is never
 graded in place), and tracks every process a grading run starts: each run carries a token in its
@@ -25,7 +27,8 @@ from grader import catalogue
 
 ROOT = catalogue.ROOT
 HOSTILE = Path(__file__).resolve().parent / "hostile"
-EXERCISE_FOLDERS = {"ex01": 1, "ex02": 2, "ex03": 3, "ex07": 7}
+#: The exercises whose folders hold hostile files, by the short name their ids use ("ex03/forge_events").
+EXERCISE_FOLDERS = {f"ex{e.number:02d}": e.number for e in catalogue.EXERCISES if e.hostile_dir.is_dir()}
 #: One check per exercise that every wrong kernel of the corpus fails: a ragged tail past one block
 #: (exercises 1 and 2), a row longer than one warp's worth of columns (3), several heads and a
 #: sequence that is not a power of two (7).
@@ -48,10 +51,13 @@ class HostileFile:
 
     @property
     def id(self) -> str:
-        return f"{self.path.parent.name}/{self.path.stem}"
+        return f"{self.folder}/{self.path.stem}"
 
     @property
     def folder(self) -> str:
+        """"ex03" for grader/exercises/ex03_softmax/hostile/, else the folder under tests/hostile/."""
+        if self.path.parent.name == "hostile" and self.path.parent.parent.parent.name == "exercises":
+            return self.path.parent.parent.name[:4]
         return self.path.parent.name
 
     @property
@@ -99,7 +105,9 @@ def _arithmetic(node: ast.AST) -> bool:
 def corpus() -> list[HostileFile]:
     """Every file of the corpus, in a fixed order (exercise folders, then batch, then robustness)."""
     files = []
-    for folder in [*EXERCISE_FOLDERS, "batch", "robustness"]:
+    for number in EXERCISE_FOLDERS.values():
+        files += [HostileFile(p, metadata(p)) for p in sorted(catalogue.get(number).hostile_dir.glob("*.py"))]
+    for folder in ("batch", "robustness"):
         files += [HostileFile(p, metadata(p)) for p in sorted((HOSTILE / folder).glob("*.py"))]
     return files
 

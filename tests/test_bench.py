@@ -1,5 +1,5 @@
-"""`grade bench` on CPU: the sweep with a fake timer, the byte model read from the specs, the table,
-JSON and PNG it writes, and the sentences it says when it cannot run."""
+"""`grade bench` on CPU: the sweep with a fake timer, the sizes read from the manifests and the byte model
+from the specs, the table, JSON and PNG it writes, and the sentences it says when it cannot run."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from rich.console import Console
 
 from grader import bench_sweep, catalogue
 
+#: Every exercise's sweep, from its manifest's [bench] and the workload it names.
+CONFIGS = {e.number: bench_sweep.config_of(e) for e in catalogue.EXERCISES if e.bench is not None}
 CEILING = 4000.0  # GB/s: a round number so the fractions below are easy to check
 SIZES = ({"n": 1000}, {"n": 3000})
-ADD = dataclasses.replace(bench_sweep.CONFIGS[1], sizes=SIZES)
+ADD = dataclasses.replace(CONFIGS[1], sizes=SIZES)
 EX1_BYTES = bench_sweep.bytes_from(lambda n, element_size: 3 * n * element_size)
 
 
@@ -44,7 +46,7 @@ def test_sweep_times_every_kernel_at_every_size_with_the_spec_byte_model():
 
 
 def test_gbps_and_fraction_follow_the_timer():
-    config = dataclasses.replace(bench_sweep.CONFIGS[1], sizes=({"n": 1 << 20},))
+    config = dataclasses.replace(CONFIGS[1], sizes=({"n": 1 << 20},))
     timings = iter([0.005, 0.01, 0.0025])  # ms for yours, torch, copy: GPU-like figures
     rows = bench_sweep.sweep(config, lambda x, y: x + y, device="cpu", time_ms=lambda fn: next(timings),
                        ceiling_gbps=CEILING, nbytes=EX1_BYTES)
@@ -118,7 +120,7 @@ def test_sizes_too_large_for_free_memory_are_skipped():
 
 def test_compile_is_timed_where_the_config_asks(monkeypatch):
     monkeypatch.setattr(bench_sweep, "_compiled", lambda fn: fn)  # no C++ compiler needed on CPU
-    config = dataclasses.replace(bench_sweep.CONFIGS[2], sizes=({"m": 3, "n": 5},))
+    config = dataclasses.replace(CONFIGS[2], sizes=({"m": 3, "n": 5},))
     rows = bench_sweep.sweep(config, lambda x, b: torch.nn.functional.gelu(x + b), device="cpu", time_ms=one_ms,
                        ceiling_gbps=CEILING, nbytes=bench_sweep.bytes_from(lambda m, n, element_size: (2 * m * n + n) * element_size))
     assert [r["kernel"] for r in rows] == ["yours", "torch", "compile", "copy"]
@@ -128,21 +130,21 @@ def test_compile_is_timed_where_the_config_asks(monkeypatch):
 
 
 def test_byte_models_come_from_the_specs():
-    assert bench_sweep.byte_model(catalogue.get(1), bench_sweep.CONFIGS[1])({"n": 1000}, 4) == 12_000
-    assert bench_sweep.byte_model(catalogue.get(2), bench_sweep.CONFIGS[2])({"m": 3, "n": 5}, 2) == (2 * 15 + 5) * 2
-    assert bench_sweep.byte_model(catalogue.get(3), bench_sweep.CONFIGS[3])({"m": 4, "n": 8}, 4) == 2 * 4 * 8 * 4
-    assert bench_sweep.byte_model(catalogue.get(5), bench_sweep.CONFIGS[5])({"m": 4, "n": 8}, 4) == 3 * 4 * 8 * 4
+    assert bench_sweep.byte_model(catalogue.get(1), CONFIGS[1])({"n": 1000}, 4) == 12_000
+    assert bench_sweep.byte_model(catalogue.get(2), CONFIGS[2])({"m": 3, "n": 5}, 2) == (2 * 15 + 5) * 2
+    assert bench_sweep.byte_model(catalogue.get(3), CONFIGS[3])({"m": 4, "n": 8}, 4) == 2 * 4 * 8 * 4
+    assert bench_sweep.byte_model(catalogue.get(5), CONFIGS[5])({"m": 4, "n": 8}, 4) == 3 * 4 * 8 * 4
     # Exercise 8 through its spec's bench_arguments: 2 sequences of 10 tokens, K and V rows of 2 KV heads
     # of 8 elements, plus q and out (2 x 4 heads x 8), in fp16.
     decode = {"B": 2, "S_k": 10, "H_q": 4, "H_kv": 2, "D": 8, "page_size": 16}
-    assert bench_sweep.byte_model(catalogue.get(8), bench_sweep.CONFIGS[8])(decode, 2) == (2 * 20 * 2 * 8 + 2 * 2 * 4 * 8) * 2
+    assert bench_sweep.byte_model(catalogue.get(8), CONFIGS[8])(decode, 2) == (2 * 20 * 2 * 8 + 2 * 2 * 4 * 8) * 2
     # RMSNorm's forward: x and weight read, y written, and a float32 rstd per row.
-    assert bench_sweep.byte_model(catalogue.get(9), bench_sweep.CONFIGS[9])({"m": 4, "n": 8}, 2) == (2 * 32 + 8) * 2 + 4 * 4
+    assert bench_sweep.byte_model(catalogue.get(9), CONFIGS[9])({"m": 4, "n": 8}, 2) == (2 * 32 + 8) * 2 + 4 * 4
 
 
 def test_a_function_that_returns_a_tuple_is_checked_on_the_configs_output(monkeypatch):
     monkeypatch.setattr(bench_sweep, "_compiled", lambda fn: fn)
-    config = dataclasses.replace(bench_sweep.CONFIGS[9], sizes=({"m": 3, "n": 5},))
+    config = dataclasses.replace(CONFIGS[9], sizes=({"m": 3, "n": 5},))
     nbytes = bench_sweep.byte_model(catalogue.get(9), config)
 
     def right(x, weight, eps):  # (y, rstd), as exercise 9's forward returns them
@@ -165,7 +167,7 @@ def test_every_bandwidth_bench_matches_its_specs_byte_model_signature():
     element_size) where the spec defines bench_arguments: each spec must take exactly that."""
     import inspect
 
-    for number, config in bench_sweep.CONFIGS.items():
+    for number, config in CONFIGS.items():
         if config.metric != "gbps":
             continue
         spec = importlib.import_module(catalogue.get(number).spec_module)
@@ -176,7 +178,7 @@ def test_every_bandwidth_bench_matches_its_specs_byte_model_signature():
 
 
 def test_every_config_has_sizes_its_inputs_and_a_reference():
-    for number, config in bench_sweep.CONFIGS.items():
+    for number, config in CONFIGS.items():
         assert config.sizes and config.x_key in config.sizes[0], number
         tiny = {k: min(v, 8) for k, v in config.sizes[0].items()}
         args = config.make_inputs(tiny, torch.float32, "cpu")
@@ -193,7 +195,7 @@ def test_exercises_without_a_bench_say_why():
         bench_sweep.config_for(42)
     missing = dataclasses.replace(catalogue.get(4), slug="not_written")
     with pytest.raises(bench_sweep.BenchUnavailable, match="not written yet"):
-        bench_sweep.byte_model(missing, bench_sweep.CONFIGS[4])
+        bench_sweep.byte_model(missing, CONFIGS[4])
 
 
 def test_without_a_gpu_the_command_says_why():
@@ -242,3 +244,12 @@ def test_without_matplotlib_the_json_is_still_written(tmp_path, monkeypatch):
     json_path, png_path, why = bench_sweep.write_outputs(rows, ADD, meta={}, folder=tmp_path, stem="s",
                                                    ceiling_gbps=CEILING, title="t")
     assert json_path.is_file() and png_path is None and "pip install matplotlib" in why
+
+
+def test_the_sweeps_are_the_manifests():
+    """What `grade bench 3` sweeps is exercise 3's [bench] table: sizes, labels, dtype, compile."""
+    ex3, ex10 = catalogue.get(3), catalogue.get(10)
+    assert CONFIGS[3].sizes == ex3.bench.sizes and CONFIGS[3].sizes[0] == {"m": 4096, "n": 256}
+    assert CONFIGS[3].x_label == "N (columns; M = 4096 rows)" and CONFIGS[3].compile
+    assert CONFIGS[10].dtype == torch.bfloat16 and CONFIGS[10].copy_source is not None and ex10.bench.workload == "cross_entropy"
+    assert set(CONFIGS) == {e.number for e in catalogue.EXERCISES} - {6} and catalogue.get(6).bench_unavailable

@@ -52,7 +52,21 @@ SEED = 20261130
 CHECK_TIMEOUT = 30
 DEFAULT_WALL = 1200  # seconds for one grading run of an exercise file (slow when the machine is shared)
 BATCH_WALL = 900
-EXERCISE_FOLDERS = {"ex01": 1, "ex02": 2, "ex03": 3, "ex07": 7}
+#: Each exercise folder's hostile/ (grader/exercises/exNN_slug/hostile), by the short name of its rows ("ex03").
+HOSTILE_FOLDERS = {d.name[:4]: d / "hostile" for d in sorted((ROOT / "grader" / "exercises").glob("ex[0-9][0-9]_*"))
+                   if (d / "hostile").is_dir()}
+EXERCISE_FOLDERS = {name: int(name[2:]) for name in HOSTILE_FOLDERS}
+
+
+def short(path: Path) -> str:
+    """``ex03/forge_events.py`` for an exercise folder's file, ``batch/thief.py`` for one of tests/hostile/."""
+    if path.parent.name == "hostile" and path.parent.parent.parent.name == "exercises":
+        return f"{path.parent.parent.name[:4]}/{path.name}"
+    return short(path)
+
+
+def folder_of(path: Path) -> str:
+    return short(path).split("/")[0]
 
 
 # --- the files and what they declare ----------------------------------------------------------------
@@ -83,10 +97,12 @@ def _arithmetic(node: ast.AST) -> bool:
 
 def hostile_files(only: str | None) -> list[Path]:
     files = []
-    for folder in [*EXERCISE_FOLDERS, "robustness", "batch"]:
+    for folder in HOSTILE_FOLDERS.values():
+        files += sorted(folder.glob("*.py"))
+    for folder in ("robustness", "batch"):
         files += sorted((HERE / folder).glob("*.py"))
     if only:
-        files = [f for f in files if only in str(f.relative_to(HERE))]
+        files = [f for f in files if only in short(f)]
     return files
 
 
@@ -308,7 +324,7 @@ def run_exercise_file(path: Path, number: int, meta: dict, args) -> Outcome:
         }.get(today, False)
         if today == "no_reason" and defeated:
             notes[0] = "FAILED with no sentence: " + notes[0]
-        outcome = Outcome(str(path.relative_to(HERE)), kind, verdict, round(run.seconds, 1), defeated,
+        outcome = Outcome(short(path), kind, verdict, round(run.seconds, 1), defeated,
                           "; ".join(notes), {"returncode": run.returncode, "peak_rss_bytes": peak,
                                              "processes_left": len(processes), "temp_left": temps})
         if today == "batch_rejects":
@@ -388,7 +404,7 @@ _ALONE: dict[str, dict] = {}
 
 def grade_classmates_alone(files: list[Path], args) -> None:
     """Each classmate a batch file names, graded as the only file of its batch: the verdict it must keep."""
-    sources = sorted({source for path in files if path.parent.name == "batch"
+    sources = sorted({source for path in files if folder_of(path) == "batch"
                       for source in metadata(path).get("CLASS", {}).values() if source is not None})
 
     def one(source: str) -> None:
@@ -458,7 +474,7 @@ def run_batch_file(path: Path, meta: dict, args) -> Outcome:
         "crashes_batch": result["summary_json_is_dir"] and not result["summary_json"],
         "kills_batch": rc is not None and rc < 0 and not rows,
     }.get(today, False)
-    return Outcome(str(path.relative_to(HERE)), meta.get("KIND", "batch"), verdict, result["seconds"], defeated,
+    return Outcome(short(path), meta.get("KIND", "batch"), verdict, result["seconds"], defeated,
                    "; ".join(notes), {k: v for k, v in result.items() if k != "stderr_tail"})
 
 
@@ -466,7 +482,7 @@ def run_batch_file(path: Path, meta: dict, args) -> Outcome:
 
 def run_one(path: Path, args) -> Outcome:
     meta = metadata(path)
-    folder = path.parent.name
+    folder = folder_of(path)
     started = time.monotonic()
     try:
         if folder == "batch":
@@ -474,7 +490,7 @@ def run_one(path: Path, args) -> Outcome:
         else:
             outcome = run_exercise_file(path, EXERCISE_FOLDERS.get(folder, 1), meta, args)
     except Exception as exc:  # the runner's own failure on one file: say so, go on with the others
-        outcome = Outcome(str(path.relative_to(HERE)), meta.get("KIND", "?"), "runner error",
+        outcome = Outcome(short(path), meta.get("KIND", "?"), "runner error",
                           round(time.monotonic() - started, 1), False, f"{type(exc).__name__}: {exc}")
     mark = "defeated" if outcome.defeated else "NOT DEFEATED"
     print(f"{outcome.file:45s} {outcome.verdict:28s} {outcome.seconds:7.1f} s  {mark}", flush=True)
@@ -533,7 +549,7 @@ def write_index(readme: Path) -> None:
     rows = ["| file | kind | wrong underneath | attack | what a sound grader must do |", "|---|---|---|---|---|"]
     for path in hostile_files(None):
         meta = metadata(path)
-        cells = [f"`{path.relative_to(HERE)}`", meta.get("KIND", "?"), "yes" if meta.get("WRONG_UNDERNEATH") else "no",
+        cells = [f"`{short(path)}`", meta.get("KIND", "?"), "yes" if meta.get("WRONG_UNDERNEATH") else "no",
                  meta.get("ATTACK", ""), meta.get("REJECTED_BY", "")]
         rows.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     text = readme.read_text()

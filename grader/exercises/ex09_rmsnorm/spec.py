@@ -39,15 +39,15 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import checks, guards
+from grader import catalogue, checks, guards
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
 
 #: The eps of the ordinary cases (Llama's); the cases where eps decides set their own.
 EPS = 1e-6
-#: The longest row the contract asks for.
-MAX_COLS = 16384
+#: The longest row the contract asks for (the manifest's `constants`).
+MAX_COLS = catalogue.of_spec(__file__).constants["MAX_COLS"]
 #: The interpreter's stand-in SM count (the stub's INTERPRETER_SMS).
 INTERPRETER_SMS = 4
 #: programs_per_sm values a launcher may have used: the grid check accepts any of them.
@@ -94,7 +94,7 @@ TRAFFIC_BACKWARD = (100, 33)
 #: The performance check: rows of 4096 bf16 (the shape the targets name), at least 16384 of them.
 BENCH_N = 4096
 BENCH_MIN_M = 16384
-#: The backward's floor, beside the catalogue's floor for the forward (catalogue entry 9 says why).
+#: The backward's floor, beside the manifest's floor for the forward (its `floor.reason` says why).
 BACKWARD_FLOOR = 0.60
 
 #: (n_rows, num_sms, programs_per_sm, expected) for partial_count, each worked out by hand:
