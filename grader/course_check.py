@@ -137,7 +137,9 @@ def problems(root: Path = catalogue.ROOT) -> list[str]:
                 "checkout, not an installed package"]
     workloads = _dict_keys(bench, "WORKLOADS") or set()
     exercises, found = load(root)
-    named = {path for exercise in exercises for path in (exercise.learner_file, exercise.solution_file)}
+    # A folder whose manifest does not read still names its stub and solution (its manifest is the problem).
+    stems = {exercise.stem for exercise in exercises} | {path.parent.name for path in catalogue.manifests(root)}
+    named = {f"{folder}/{stem}.py" for stem in stems for folder in ("exercises", "solutions")}
     for folder in ("exercises", "solutions"):
         for path in sorted((root / folder).glob("ex[0-9]*.py")):
             if path.relative_to(root).as_posix() not in named:

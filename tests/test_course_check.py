@@ -1,9 +1,9 @@
 """`grade check-course`: passes on the course as it is, and on a copy with one piece taken away
-fails with a sentence naming that piece and the one place to edit."""
+fails with a sentence naming that piece and the one place to edit (for a manifest: the file and
+the field)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -15,14 +15,15 @@ from grader import catalogue, cli, course_check
 
 ROOT = catalogue.ROOT
 #: What check-course reads; a copy of these is a course as far as it can tell.
-COURSE_PARTS = ("mkdocs.yml", "README.md", "exercises", "solutions", "grader", "docs/exercises")
+COURSE_PARTS = ("exercises", "solutions", "grader", "docs/exercises", "docs/chapters")
 
 
 def copy_course(target: Path) -> Path:
     for part in COURSE_PARTS:
         source = ROOT / part
         if source.is_dir():
-            shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__", "wrong", "natural",
+                                                                                 "hostile"))
         else:
             shutil.copy2(source, target / part)
     measurements = target / "docs" / "measurements"
@@ -54,41 +55,49 @@ def test_a_copy_is_complete_too(pristine):
     assert course_check.problems(pristine) == []
 
 
-def _drop_line(path: Path, pattern: str) -> None:
-    lines = path.read_text().splitlines(keepends=True)
-    kept = [line for line in lines if not re.search(pattern, line)]
-    assert len(kept) == len(lines) - 1, f"{pattern!r} should match one line of {path}"
-    path.write_text("".join(kept))
-
-
 def _rename_function(path: Path, old: str, new: str) -> None:
     path.write_text(path.read_text().replace(f"def {old}(", f"def {new}("))
 
 
 EX3 = catalogue.get(3)
 
+MANIFEST3 = "grader/exercises/ex03_softmax/exercise.toml"
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} is not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
 # (what is taken away, how, the words the report must contain)
 BREAKAGES = {
     "stub": (lambda root: (root / EX3.learner_file).unlink(), ["stub exercises/ex03_softmax.py is missing"]),
     "stub-function": (lambda root: _rename_function(root / EX3.learner_file, "softmax", "soft_max"),
-                      ["stub exercises/ex03_softmax.py does not define `softmax`"]),
+                      ["stub exercises/ex03_softmax.py does not define `softmax`", f"`function` of {MANIFEST3}"]),
     "solution": (lambda root: (root / EX3.solution_file).unlink(), ["solution solutions/ex03_softmax.py is missing"]),
     "spec": (lambda root: (root / "grader/exercises/ex03_softmax/spec.py").unlink(),
              ["spec grader/exercises/ex03_softmax/spec.py is missing"]),
+    "byte-model": (lambda root: _rename_function(root / "grader/exercises/ex03_softmax/spec.py", "minimum_bytes", "bytes"),
+                   ["spec grader/exercises/ex03_softmax/spec.py does not define `minimum_bytes`", "`byte_model`"]),
     "page": (lambda root: (root / "docs/exercises/ex03_softmax.md").unlink(),
              ["docs page docs/exercises/ex03_softmax.md is missing"]),
-    "nav": (lambda root: _drop_line(root / "mkdocs.yml", r"exercises/ex03_softmax\.md"),
-            ["mkdocs.yml's nav has no entry for exercises/ex03_softmax.md"]),
-    "readme-row": (lambda root: _drop_line(root / "README.md", r"^\| 3 \|"),
-                   ["README.md's exercise table has no row for exercise 3"]),
-    "index-row": (lambda root: _drop_line(root / "docs/exercises/index.md", r"^\| 3 \|"),
-                  ["docs/exercises/index.md's table has no row for exercise 3"]),
+    "chapter": (lambda root: (root / "docs/chapters/04_fused_softmax.md").unlink(),
+                [f"`chapters` in {MANIFEST3} names docs/chapters/04_fused_softmax.md, which is missing"]),
     "measurement": (lambda root: (root / "docs/measurements/h200-ex03-softmax.json").unlink(),
-                    ["exercise 3's `floor_measurement`", "h200-ex03-softmax.json, which is missing"]),
+                    [f"`floor.measurement` in {MANIFEST3}", "h200-ex03-softmax.json, which is missing"]),
     "measurement-key": (lambda root: (root / "docs/measurements/h200-ex03-softmax.json").write_text('{"rows": []}'),
                         ["h200-ex03-softmax.json", "no figures under the key 'rows'"]),
-    "bench": (lambda root: _drop_line(root / "grader/bench_sweep.py", r"^    6: \"exercise 6 is about"),
-              ["grader/bench_sweep.py has no sweep for exercise 6"]),
+    "manifest": (lambda root: (root / MANIFEST3).unlink(),
+                 [f"{MANIFEST3} is missing"]),
+    "manifest-field": (lambda root: _edit(root / MANIFEST3, 'function = "softmax"\n', ""),
+                       [f"{MANIFEST3}: `function` is missing"]),
+    "manifest-type": (lambda root: _edit(root / MANIFEST3, "fraction = 0.8", 'fraction = "0.8"'),
+                      [f"{MANIFEST3}: `floor.fraction` must be an integer or a number, not a string"]),
+    "bench": (lambda root: _edit(root / MANIFEST3, 'workload = "softmax"', 'workload = "softmx"'),
+              [f"`bench.workload` in {MANIFEST3} is 'softmx'", "WORKLOADS"]),
+    "bench-missing": (lambda root: _edit(root / "grader/exercises/ex06_amdahl/exercise.toml", "[bench]", "[benchmark]"),
+                      ["grader/exercises/ex06_amdahl/exercise.toml: `benchmark` is not a field the catalogue knows"]),
     "stray-file": (lambda root: (root / "exercises/ex11_extra.py").write_text("def extra(): pass\n"),
                    ["exercises/ex11_extra.py belongs to no exercise"]),
 }
@@ -105,9 +114,17 @@ def test_a_missing_piece_is_named(course, piece):
 
 
 def test_the_command_on_a_broken_copy_exits_1_and_names_the_piece(course):
-    _drop_line(course / "mkdocs.yml", r"exercises/ex03_softmax\.md")
+    (course / "docs/exercises/ex03_softmax.md").unlink()
     done = subprocess.run([sys.executable, "-m", "grader.cli", "check-course"], cwd=course, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == cli.EXIT_FAILED, done.stdout + done.stderr
     assert "1 thing missing" in done.stdout
-    assert "mkdocs.yml's nav has no entry for exercises/ex03_softmax.md" in done.stdout
+    assert "the docs page docs/exercises/ex03_softmax.md is missing" in done.stdout
+
+
+def test_a_broken_manifest_stops_every_other_command_with_its_sentence(course):
+    _edit(course / MANIFEST3, "number = 3", "number = 33")
+    done = subprocess.run([sys.executable, "-m", "grader.cli", "list"], cwd=course, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == cli.EXIT_FAILED, done.stdout + done.stderr
+    assert f"{MANIFEST3}: `number` is 33, but the folder ex03_softmax says 3" in done.stderr
