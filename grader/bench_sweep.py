@@ -223,7 +223,7 @@ def byte_model(exercise: catalogue.Exercise, config: BenchConfig) -> Callable[[S
     Raises BenchUnavailable when the spec, or its byte model, does not exist yet.
     """
     if not exercise.spec_file.is_file():
-        shown = exercise.spec_file.relative_to(exercise.root).as_posix()
+        shown = exercise.spec_file.relative_to(exercise.base).as_posix()
         raise BenchUnavailable(f"no bench for exercise {exercise.number} yet: its checks "
                                f"({shown}) are not written yet")
     if config.metric != "gbps":

@@ -92,8 +92,8 @@ class Exercise:
     expected_traffic: dict[str, tuple[int, int]] | None = field(default=None, compare=False)
     #: Values the spec reads from the manifest instead of restating them (``MAX_COLS``).
     constants: dict[str, Any] = field(default_factory=dict, compare=False)
-    #: The repository the exercise belongs to.
-    root: Path = field(default=ROOT, compare=False, repr=False)
+    #: The repository the exercise belongs to; None for this one (`ROOT`, read when a path is asked for).
+    root: Path | None = field(default=None, compare=False, repr=False)
 
     @property
     def stem(self) -> str:
@@ -101,8 +101,13 @@ class Exercise:
         return f"ex{self.number:02d}_{self.slug}"
 
     @property
+    def base(self) -> Path:
+        """The repository root the paths below are in."""
+        return self.root if self.root is not None else ROOT
+
+    @property
     def folder(self) -> Path:
-        return self.root / EXERCISES_FOLDER / self.stem
+        return self.base / EXERCISES_FOLDER / self.stem
 
     @property
     def manifest(self) -> Path:
@@ -148,11 +153,11 @@ class Exercise:
 
     @property
     def learner_path(self) -> Path:
-        return self.root / self.learner_file
+        return self.base / self.learner_file
 
     @property
     def solution_path(self) -> Path:
-        return self.root / self.solution_file
+        return self.base / self.solution_file
 
 
 # --- reading and validating a manifest ---------------------------------------------------------------
@@ -281,7 +286,8 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
                     floor=None if fraction is None else float(fraction), floor_reason=reason,
                     floor_measurement=floor_measurement, nav_title=nav_title, you_learn=you_learn,
                     chapters=tuple(chapters), byte_model=byte_model, bench=bench, bench_unavailable=unavailable,
-                    expected_traffic=traffic, constants=dict(constants), root=Path(root))
+                    expected_traffic=traffic, constants=dict(constants),
+                    root=None if Path(root).resolve() == ROOT else Path(root))
 
 
 def _bench(r: _Reader, table: dict) -> tuple[BenchSweep | None, str | None]:

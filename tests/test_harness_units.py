@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from grader import compare, guards, perf, report
+from grader import catalogue, compare, guards, perf, report
 from grader.failures import GradeFailure, describe_exception
 from grader.results import CheckRecord as CheckResult, RunResult
 from grader.exercises.ex01_vector_add.spec import minimum_bytes

@@ -1,6 +1,8 @@
 """The installed package ships only `grader/`: no module in it may import the learners' files
 (`exercises`), the reference kernels (`solutions`) or the maintainers' tools (`tools`), which an
-installed copy does not have. Read from the source with `ast`, without importing anything."""
+installed copy does not have. Read from the source with `ast`, without importing anything. The
+wheel carries every exercise's manifest and spec, and none of the learner files the course's own
+tests grade (each exercise folder's wrong/, natural/ and hostile/)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "grader"
 #: Top-level packages of the repository that the installed package does not contain.
 NOT_SHIPPED = ("exercises", "solutions", "tools")
+#: Folders of an exercise that stay in the checkout: learner files, graded by the course's tests.
+CHECKOUT_ONLY = ("wrong", "natural", "hostile")
+
+
+def shipped_modules() -> list[Path]:
+    return sorted(path for path in PACKAGE.rglob("*.py") if not _checkout_only(path))
+
+
+def _checkout_only(path: Path) -> bool:
+    parts = path.relative_to(PACKAGE).parts
+    return len(parts) > 2 and parts[0] == "exercises" and parts[2] in CHECKOUT_ONLY
 
 
 def module_name(path: Path) -> str:
@@ -48,7 +61,7 @@ def forbidden_imports(path: Path) -> list[str]:
 
 
 def test_the_grader_package_imports_nothing_it_does_not_ship():
-    modules = sorted(PACKAGE.rglob("*.py"))
+    modules = shipped_modules()
     assert len(modules) > 30, "the walk found too few grader modules: is PACKAGE right?"
     offenders = [line for path in modules for line in forbidden_imports(path)]
     assert not offenders, ("the installed package has no exercises/, solutions/ or tools/; move what these need "
@@ -59,8 +72,34 @@ def test_the_grader_package_imports_nothing_it_does_not_ship():
     ("import solutions.ex03_softmax", "grader.x", ["solutions.ex03_softmax"]),
     ("def f():\n    from tools.benchmarks import meta\n", "grader.x", ["tools.benchmarks"]),
     ("from exercises import ex01_vector_add", "grader.x", ["exercises"]),
-    ("from . import perf", "grader.specs.ex01", ["grader.specs"]),
-    ("from .. import perf", "grader.specs.ex01", ["grader"]),
+    ("from . import perf", "grader.exercises.ex01", ["grader.exercises"]),
+    ("from .. import perf", "grader.exercises.ex01", ["grader"]),
 ])
 def test_the_walk_sees_every_kind_of_import(source, importer, expected):
     assert [name for _, name in imported_modules(source, importer)] == expected
+
+
+def test_the_wheel_ships_the_manifests_and_specs_but_no_learner_files(tmp_path):
+    """Build the wheel from a copy of what it is built from, and list it."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    for part in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, tmp_path / part)
+    shutil.copytree(PACKAGE, tmp_path / "grader", ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path / "dist"), str(tmp_path)], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "No module named" in done.stderr:
+        pytest.skip(f"cannot build a wheel here: {done.stderr.strip()[-200:]}")
+    assert done.returncode == 0, done.stderr
+    wheel, = (tmp_path / "dist").glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    folders = sorted(p.name for p in (PACKAGE / "exercises").iterdir() if p.is_dir() and p.name.startswith("ex"))
+    for folder in folders:
+        for name in ("exercise.toml", "spec.py", "__init__.py"):
+            assert f"grader/exercises/{folder}/{name}" in names, (folder, name)
+    leaked = [n for n in names if any(f"/{part}/" in n for part in CHECKOUT_ONLY)]
+    assert not leaked, leaked[:5]
+    assert "grader/catalogue.py" in names and "grader/softmax_checks.py" in names

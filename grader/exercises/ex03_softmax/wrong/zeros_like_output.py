@@ -1,6 +1,6 @@
 """Wrong: the output is allocated with zeros_like, a whole extra kernel launch writing every byte.
 
-The answer is right. In the seed, removing this fill was where the 1.49x "speedup" came from.
+The answer is right; removing this fill alone once measured as a 1.49x "speedup".
 """
 
 import torch

@@ -1,0 +1,56 @@
+"""Checks for exercise $number, $nav_title: ``$function(x) -> Tensor``.
+
+Byte model: read x and write out, once each: ``2 * n * element_size`` bytes.
+"""
+
+import pytest
+import torch
+
+from grader import checks
+
+#: The stub's block; the sizes straddle it.
+BLOCK = 1024
+SIZES = [1, 3, BLOCK - 1, BLOCK + 1, 4093]
+
+
+def minimum_bytes(n: int, element_size: int) -> int:
+    """Fewest bytes the call can move: one read and one write of n elements."""
+    return 2 * n * element_size
+
+
+def _check(fn, n, dtype, rng, device):
+    x = checks.randn((n,), dtype, rng, device)
+    checks.run_case(fn, {"x": x}, x.double(), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=checks.dtype_id)
+@pytest.mark.parametrize("n", SIZES, ids=lambda n: f"n{n}")
+def test_matches_reference(learner_function, n, dtype, rng, device):
+    _check(learner_function, n, dtype, rng, device)
+
+
+def test_traffic(learner_function, rng, device):
+    """Interpreter: count the bytes actually moved; x is read once and out written once."""
+    n = 3 * BLOCK + 7
+    x = checks.randn((n,), torch.float32, rng, device)
+    checks.expect_traffic(learner_function, {"x": x}, minimum_bytes=minimum_bytes(n, 4), max_passes={"x": 1.0},
+                          max_ratio=1.0, lesson="a copy needs its input once")
+
+
+def test_performance(exercise, learner_function, mode):
+    if mode != "gpu":
+        pytest.skip("performance: not measured (no GPU)")
+    if exercise.floor is None:
+        pytest.skip("performance: no floor yet")
+    from grader import perf, timing
+
+    n = perf.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=0.5 / (timing.SETS + 1))
+
+    def make_set(generator):
+        return [torch.randn(n, device="cuda", generator=generator)], {}
+
+    def verify(out, args, kwargs):
+        checks.require(torch.equal(out, args[0]), f"`out` is wrong at the benchmark size n = {n}")
+
+    checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4), floor=exercise.floor,
+                             verify=verify, label=f"n = {n:,} fp32")

@@ -1,0 +1,96 @@
+"""Add an exercise from the template: one grader folder, one stub, one solution, one docs page.
+
+    python -m tools.new_exercise SLUG --title "Title: what it is about" --function NAME [--nav-title T] [--root DIR]
+
+Writes, for the next free number NN (or ``--number``):
+
+* ``grader/exercises/exNN_SLUG/`` with ``__init__.py``, ``exercise.toml`` (the manifest) and ``spec.py``;
+* ``exercises/exNN_SLUG.py`` (the stub) and ``solutions/exNN_SLUG.py`` (the solution);
+* ``docs/exercises/exNN_SLUG.md`` (the page).
+
+The template (``tools/exercise_template/``) is a working exercise: a 1-D copy whose solution passes
+`grade exercise NN` and whose stub says "not implemented yet". Replace its kernel, reference, sizes,
+byte model, hints and page with the exercise's own, then run `grade check-course`. Nothing else in
+the repository names an exercise: the catalogue, the CLI, the course's tests and the site read the
+manifests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from string import Template
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = Path(__file__).resolve().parent / "exercise_template"
+#: Template file -> where it goes, relative to the repository root.
+FILES = {
+    "exercise.toml": "grader/exercises/{stem}/exercise.toml",
+    "spec.py": "grader/exercises/{stem}/spec.py",
+    "stub.py": "exercises/{stem}.py",
+    "solution.py": "solutions/{stem}.py",
+    "page.md": "docs/exercises/{stem}.md",
+}
+
+
+def next_number(root: Path) -> int:
+    numbers = [int(p.name[2:4]) for p in (root / "grader" / "exercises").glob("ex[0-9][0-9]_*") if p.is_dir()]
+    return max(numbers, default=0) + 1
+
+
+def create(root: Path, slug: str, *, title: str, function: str, nav_title: str | None = None,
+           number: int | None = None) -> list[Path]:
+    """Write the new exercise's files under ``root``; the paths written. ValueError with a sentence
+    when a name is not usable or a file would be overwritten."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", slug):
+        raise ValueError(f"the slug must be lower-case letters, digits and _ (like online_softmax), not {slug!r}")
+    if not function.isidentifier():
+        raise ValueError(f"the function must be a Python name, not {function!r}")
+    number = number or next_number(root)
+    stem = f"ex{number:02d}_{slug}"
+    nav_title = nav_title or title.split(":")[0]
+    values = {"number": number, "slug": slug, "stem": stem, "title": title.replace('"', "'"),
+              "nav_title": nav_title.replace('"', "'"), "function": function,
+              "underline": "=" * len(f"Exercise {number} · {nav_title}")}
+    targets = {name: root / target.format(stem=stem) for name, target in FILES.items()}
+    existing = [str(path.relative_to(root)) for path in targets.values() if path.exists()]
+    if existing:
+        raise ValueError(f"{', '.join(existing)} already exist: choose another slug or number")
+    written = []
+    for name, target in targets.items():
+        text = Template((TEMPLATE / name).read_text(encoding="utf-8")).substitute(values)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    init = root / "grader" / "exercises" / stem / "__init__.py"
+    init.write_text("", encoding="utf-8")
+    written.append(init)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.new_exercise", description=__doc__.split("\n\n")[0])
+    parser.add_argument("slug", help="lower-case name, e.g. layer_norm")
+    parser.add_argument("--title", required=True, help="the page's title, e.g. \"LayerNorm: ...\"")
+    parser.add_argument("--function", required=True, help="the function the learner's file defines")
+    parser.add_argument("--nav-title", default=None, help="the short title of the site's navigation")
+    parser.add_argument("--number", type=int, default=None, help="default: the next free number")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the course checkout (default: this one)")
+    args = parser.parse_args(argv)
+    try:
+        written = create(args.root, args.slug, title=args.title, function=args.function, nav_title=args.nav_title,
+                         number=args.number)
+    except ValueError as exc:
+        print(f"new_exercise: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path.relative_to(args.root)}")
+    print("Replace the template's kernel, reference, byte model, hints and page with the exercise's own, "
+          "then run `grade check-course`.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
