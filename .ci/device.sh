@@ -38,7 +38,7 @@ for line in p.get("lines", []):
 PY
   if [ "${WRONG_VARIANTS:-0}" = 1 ]; then
     grade exercise "$n" --json > /dev/null; echo "   stub: exit $?" | tee -a "$log"
-    for w in tests/wrong/ex$(nn "$n")/*.py; do
+    for w in grader/exercises/ex$(nn "$n")_*/wrong/*.py; do
       [ -e "$w" ] || continue
       msg=$(grade exercise "$n" --from "$w" --json --timeout 20 | python3 -c "
 import json,sys; d=json.load(sys.stdin); bad=[c['message'] for c in d['checks'] if not c['passed'] and c['kind']!='not_run' and not c['skipped']]

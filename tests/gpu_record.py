@@ -12,7 +12,7 @@ soon as a part ends):
              as tests/data/bf16-h200.json (tests/test_interpreter_fixes.py compares with it).
 ``check``    runs tests/test_interpreter_fixes.py here, in Triton's interpreter, against that
              file (the comparison CI will make); writes DIR/bf16-check.txt.
-``natural``  grades every file of tests/natural/ on the GPU, as ``grade exercise N --from FILE
+``natural``  grades every exercise folder's natural/ files on the GPU, as ``grade exercise N --from FILE
              --json`` does: correctness (the checks other than performance, four files at a
              time), then the performance check one file at a time; writes DIR/natural-h200.json.
 

@@ -2,7 +2,7 @@
 """The access maps on the course site, drawn from the course's own files.
 
 Each map is what ``grade show N --from FILE`` draws for one file: a solution, a known-wrong
-variant (``tests/wrong/``) or a correct variant (``tests/natural/``), called once in Triton's
+variant (an exercise folder's ``wrong/``) or a correct variant (its ``natural/``), called once in Triton's
 interpreter on the input its exercise's spec chooses (``show_inputs``). This script records
 them the way `grade show`'s child process does (`grader.harness.show_child.record`) and writes,
 for each, ``NAME.svg`` (the drawing the pages show) and ``NAME.json`` (the map's data):
@@ -68,7 +68,12 @@ def recorded(name: str) -> dict:
 def draw(payload: dict, svg: Path) -> None:
     exercise = catalogue.get(payload["exercise"])
     access_figure.save(AccessMap.from_dict(payload["map"]), svg,
-                       title=f"Exercise {exercise.number} · what `{exercise.function}` touched ({payload['file']})")
+                       title=f"Exercise {exercise.number} · what `{exercise.function}` touched ({_short(payload['file'])})")
+
+
+def _short(path: str) -> str:
+    """``wrong/no_tail_mask.py`` for grader/exercises/ex01_vector_add/wrong/no_tail_mask.py: the title fits."""
+    return "/".join(Path(path).parts[-2:])
 
 
 def main(argv: list[str] | None = None) -> int:
