@@ -1,6 +1,6 @@
 """The checks every exercise's spec is built from.
 
-A spec (``grader/specs/exNN_*.py``) is an ordinary pytest module that runs in the judge: the
+A spec (``grader/exercises/exNN_*/spec.py``) is an ordinary pytest module that runs in the judge: the
 process that decides verdicts and never imports learner code. Its tests make inputs with
 `randn`, compute a float64 reference, and hand both to `run_case`, which:
 
