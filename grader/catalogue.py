@@ -107,57 +107,28 @@ class Exercise:
 
     @property
     def folder(self) -> Path:
+        """``grader/exercises/exNN_slug/``: the manifest, the spec and the course's learner files."""
         return self.base / EXERCISES_FOLDER / self.stem
-
-    @property
-    def manifest(self) -> Path:
-        return self.folder / MANIFEST
 
     @property
     def spec_module(self) -> str:
         """Dotted name of the pytest module holding this exercise's checks."""
         return f"grader.exercises.{self.stem}.spec"
 
-    @property
-    def spec_file(self) -> Path:
-        return self.folder / "spec.py"
-
-    @property
-    def wrong_dir(self) -> Path:
-        """Known-wrong learner files, each declaring the message the grader must give it."""
-        return self.folder / "wrong"
-
-    @property
-    def natural_dir(self) -> Path:
-        """Correct learner files written otherwise than the solution: each must pass."""
-        return self.folder / "natural"
-
-    @property
-    def hostile_dir(self) -> Path:
-        """Files that attack the grader, each declaring what a sound grader does with it."""
-        return self.folder / "hostile"
-
-    @property
-    def learner_file(self) -> str:
-        """The stub the learner edits, relative to the repository root."""
-        return f"exercises/{self.stem}.py"
-
-    @property
-    def solution_file(self) -> str:
-        return f"solutions/{self.stem}.py"
-
-    @property
-    def docs_page(self) -> str:
-        """The exercise's page, relative to docs/."""
-        return f"exercises/{self.stem}.md"
-
-    @property
-    def learner_path(self) -> Path:
-        return self.base / self.learner_file
-
-    @property
-    def solution_path(self) -> Path:
-        return self.base / self.solution_file
+    manifest = property(lambda self: self.folder / MANIFEST, doc="The manifest, ``exercise.toml``.")
+    spec_file = property(lambda self: self.folder / "spec.py", doc="The checks: an ordinary pytest module.")
+    wrong_dir = property(lambda self: self.folder / "wrong",
+                         doc="Known-wrong learner files, each declaring the message the grader must give it.")
+    natural_dir = property(lambda self: self.folder / "natural",
+                           doc="Correct learner files written otherwise than the solution: each must pass.")
+    hostile_dir = property(lambda self: self.folder / "hostile",
+                           doc="Files that attack the grader, each declaring what a sound grader does with it.")
+    learner_file = property(lambda self: f"exercises/{self.stem}.py",
+                            doc="The stub the learner edits, relative to the repository root.")
+    solution_file = property(lambda self: f"solutions/{self.stem}.py", doc="The solution, relative to the root.")
+    docs_page = property(lambda self: f"exercises/{self.stem}.md", doc="The exercise's page, relative to docs/.")
+    learner_path = property(lambda self: self.base / self.learner_file, doc="The stub's absolute path.")
+    solution_path = property(lambda self: self.base / self.solution_file, doc="The solution's absolute path.")
 
 
 # --- reading and validating a manifest ---------------------------------------------------------------
