@@ -9,7 +9,9 @@ Writes, for the next free number NN (or ``--number``):
 * ``docs/exercises/exNN_SLUG.md`` (the page).
 
 The template (``tools/exercise_template/``) is a working exercise: a 1-D copy whose solution passes
-`grade exercise NN` and whose stub says "not implemented yet". Replace its kernel, reference, sizes,
+`grade exercise NN` and whose stub says "not implemented yet". The stub and the solution come from one
+file, ``kernel.py``: a line ``#stub: TEXT`` is TEXT in the stub only, ``#solution: TEXT`` in the
+solution only (at the marker's indentation). Replace its kernel, reference, sizes,
 byte model, hints and page with the exercise's own, then run `grade check-course`. Nothing else in
 the repository names an exercise: the catalogue, the CLI, the course's tests and the site read the
 manifests.
@@ -25,14 +27,29 @@ from string import Template
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = Path(__file__).resolve().parent / "exercise_template"
-#: Template file -> where it goes, relative to the repository root.
+#: Where each file goes, relative to the repository root: (template file, the part of kernel.py it keeps).
 FILES = {
-    "exercise.toml": "grader/exercises/{stem}/exercise.toml",
-    "spec.py": "grader/exercises/{stem}/spec.py",
-    "stub.py": "exercises/{stem}.py",
-    "solution.py": "solutions/{stem}.py",
-    "page.md": "docs/exercises/{stem}.md",
+    "grader/exercises/{stem}/exercise.toml": ("exercise.toml", None),
+    "grader/exercises/{stem}/spec.py": ("spec.py", None),
+    "exercises/{stem}.py": ("kernel.py", "stub"),
+    "solutions/{stem}.py": ("kernel.py", "solution"),
+    "docs/exercises/{stem}.md": ("page.md", None),
 }
+MARKER = re.compile(r"^(\s*)#(stub|solution):(?: (.*))?$")
+
+
+def keep(text: str, part: str | None) -> str:
+    """``kernel.py``'s lines for ``part`` (``"stub"`` or ``"solution"``), markers removed."""
+    if part is None:
+        return text
+    lines = []
+    for line in text.splitlines():
+        marked = MARKER.match(line)
+        if marked is None:
+            lines.append(line)
+        elif marked.group(2) == part:
+            lines.append(f"{marked.group(1)}{marked.group(3) or ''}".rstrip())
+    return "\n".join(lines) + "\n"
 
 
 def next_number(root: Path) -> int:
@@ -54,13 +71,13 @@ def create(root: Path, slug: str, *, title: str, function: str, nav_title: str |
     values = {"number": number, "slug": slug, "stem": stem, "title": title.replace('"', "'"),
               "nav_title": nav_title.replace('"', "'"), "function": function,
               "underline": "=" * len(f"Exercise {number} · {nav_title}")}
-    targets = {name: root / target.format(stem=stem) for name, target in FILES.items()}
-    existing = [str(path.relative_to(root)) for path in targets.values() if path.exists()]
+    targets = {root / target.format(stem=stem): source for target, source in FILES.items()}
+    existing = [str(path.relative_to(root)) for path in targets if path.exists()]
     if existing:
         raise ValueError(f"{', '.join(existing)} already exist: choose another slug or number")
     written = []
-    for name, target in targets.items():
-        text = Template((TEMPLATE / name).read_text(encoding="utf-8")).substitute(values)
+    for target, (name, part) in targets.items():
+        text = keep(Template((TEMPLATE / name).read_text(encoding="utf-8")).substitute(values), part)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         written.append(target)
