@@ -163,8 +163,8 @@ def floor(number: int) -> str:
     """HTML for exercise `number`'s performance floor, read from the catalogue the grader uses."""
     exercise = _catalogue().get(number)
     if exercise.floor is None:
-        raise FigureError(f"exercise {number} has no bandwidth floor in grader/catalogue.py")
-    title = html.escape(f"the grader's floor: grader/catalogue.py, exercise {number}", quote=True)
+        raise FigureError(f"exercise {number} has no bandwidth floor in its manifest ({exercise.stem}/exercise.toml)")
+    title = html.escape(f"the grader's floor: grader/exercises/{exercise.stem}/exercise.toml", quote=True)
     return f'<abbr class="floor" title="{title}">{100 * exercise.floor:.0f}%</abbr>'
 
 

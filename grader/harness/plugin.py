@@ -10,10 +10,10 @@ and gives the specs these fixtures:
     learner's process); a file that fails to import fails the first check that asks for it and
     stops the run (every other check would say the same).
 ``exercise``
-    the exercise's catalogue entry (`grader.catalogue.Exercise`: its function, floor, number...),
-    found by the spec's file: a spec restates nothing the catalogue says.
+    the exercise whose folder holds the spec (`grader.catalogue.Exercise`, read from the folder's
+    manifest: its function, floor, number, constants...): a spec restates nothing the manifest says.
 ``learner_function``
-    the exercise's function (the catalogue's ``function``) from the learner's file.
+    the exercise's function (the manifest's ``function``) from the learner's file.
 ``check``
     the `grader.results.CheckRecord` of the running check: specs put a performance record or
     extra records for the report there.
@@ -217,14 +217,14 @@ def learner():
 
 @pytest.fixture
 def exercise(request) -> Exercise:
-    """The catalogue entry whose spec is the running check's module."""
+    """The exercise whose folder holds the running check's module."""
     from grader import catalogue
 
     spec = Path(request.module.__file__).resolve()
     for entry in catalogue.EXERCISES:
         if entry.spec_file.resolve() == spec:
             return entry
-    pytest.fail(f"{spec.name} is the spec of no exercise in grader/catalogue.py")
+    pytest.fail(f"{spec} is the spec of no exercise folder in grader/exercises/")
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Checks for exercise 6, Amdahl's Law: ``amdahl_speedup``, ``amdahl_ceiling``, ``softmax_fraction``,
-``largest_operator`` and ``predict_speedup`` (the catalogue's function, the one the exercise builds up to).
+``largest_operator`` and ``predict_speedup`` (the manifest's function, the one the exercise builds up to).
 
 Three parts:
 

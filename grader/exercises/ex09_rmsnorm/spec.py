@@ -134,7 +134,7 @@ def backward_bytes(m: int, n: int, element_size: int, n_partials: int) -> int:
 
 
 def minimum_bytes(m: int, n: int, element_size: int) -> int:
-    """The forward's minimum (the catalogue's function is the forward; `grade bench 9` uses it)."""
+    """The forward's minimum (the manifest's function is the forward; `grade bench 9` uses it)."""
     return forward_bytes(m, n, element_size)
 
 
