@@ -141,3 +141,15 @@ def test_readme_points_at_the_list_instead_of_copying_it():
     readme = (ROOT / "README.md").read_text()
     assert not rows(readme), "README.md has a table of exercises: the site's exercises page and `grade list` have it"
     assert "grade list" in readme and "Exercises page" in readme
+
+
+def test_the_temporary_fallback_agrees_with_the_catalogue():
+    """Where an exercise's manifest has a field, the fallback of docs/scripts/exercise_tables.py must not
+    say otherwise (once the manifests have them all, the fallback is emptied)."""
+    differ = []
+    for exercise in EXERCISES:
+        for name, value in exercise_tables.FALLBACK.get(exercise.number, {}).items():
+            own = getattr(exercise, name, None)
+            if own and (list(own) if name == "chapters" else own) != value:
+                differ.append(f"exercise {exercise.number} {name}: manifest {own!r}, fallback {value!r}")
+    assert not differ, "empty exercise_tables.FALLBACK, the manifests have these:\n" + "\n".join(differ)

@@ -28,10 +28,10 @@ NAV_SECTIONS = {
 }
 
 # ------------------------------------------------------------------------------------------------
-# FALLBACK: the short nav title, the "you learn" phrase, the chapters to read first and the "you
-# write" text of each exercise, as the site shows them. Used only where the catalogue's Exercise has
-# no such attribute; once every exercise's manifest carries them, delete this dict (and `you_write`'s
-# use of it, unless the manifest has no `you_write`).
+# FALLBACK (temporary): each exercise's short nav title, "you learn" phrase, chapters to read first and
+# "you write" text, as the site shows them, for an Exercise of the catalogue that lacks the attribute.
+# Once every exercise's manifest has `nav_title`, `you_learn`, `chapters` and `you_write`, replace this
+# dict with `FALLBACK: dict = {}`; nothing else changes.
 # ------------------------------------------------------------------------------------------------
 FALLBACK: dict[int, dict[str, object]] = {
     1: dict(nav_title="Vector add", you_learn="the tail mask, the byte model",
@@ -73,13 +73,10 @@ FALLBACK: dict[int, dict[str, object]] = {
 
 
 def _field(exercise, name: str):
-    value = getattr(exercise, name, None)
-    if value:
-        return value
-    try:
-        return FALLBACK[exercise.number][name]
-    except KeyError:
-        raise LookupError(f"exercise {exercise.number} has no `{name}`: add it to its manifest") from None
+    value = getattr(exercise, name, None) or FALLBACK.get(exercise.number, {}).get(name)
+    if not value:
+        raise LookupError(f"exercise {exercise.number} has no `{name}`: add it to its manifest")
+    return value
 
 
 def nav_title(exercise) -> str:
