@@ -119,8 +119,12 @@ def nav_pages(nav) -> list[str]:
 
 
 def load_nav() -> list:
-    """The nav of mkdocs.yml, read through MkDocs itself (it understands the `!relative` tag)."""
+    """The nav the site has: mkdocs.yml read through MkDocs itself (it understands the `!relative` tag),
+    then completed by mkdocs.yml's hooks (docs/scripts/nav_hook.py adds the exercise and solution pages)."""
     from mkdocs.config import load_config
 
     config = load_config(str(ROOT / "mkdocs.yml"))
+    for hook in config["hooks"].values():
+        if hasattr(hook, "on_config"):
+            config = hook.on_config(config) or config
     return config["nav"]

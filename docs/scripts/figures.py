@@ -15,7 +15,10 @@ Keys are dotted paths into the JSON. `rows[kernel=solution,N=4096]` picks the on
 `rows` whose fields have those values (compared as text); a key that matches no row, or several, fails
 the build with a sentence naming the file and the key. `rows.3` indexes a list.
 
-This module is the `mkdocs-macros-plugin` module of mkdocs.yml; it imports nothing of the grader.
+The lists of exercises (`{{ exercise_table() }}`, `{{ path_table(notes) }}`, `{{ exercise_count() }}`,
+`{{ chapter_count() }}`) are rendered from the catalogue by docs/scripts/exercise_tables.py.
+
+This module is the `mkdocs-macros-plugin` module of mkdocs.yml; of the grader it reads only the catalogue.
 """
 
 from __future__ import annotations
@@ -145,18 +148,21 @@ def measured_span(file: str, rows_key: str, field: str, fmt: str = "pct") -> str
     return f'<abbr class="measured" title="{title}">{html.escape(text)}</abbr>'
 
 
-def _catalogue():
-    """grader/catalogue.py, loaded by path: the floors live there, and the rest of the grader is not needed."""
-    import importlib.util
+def _exercise_tables():
+    """docs/scripts/exercise_tables.py, imported with the repository on the path (it imports grader.catalogue)."""
     import sys
 
-    name = "_course_catalogue"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, MEASUREMENTS.parents[1] / "grader" / "catalogue.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    root = str(MEASUREMENTS.parents[1])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from docs.scripts import exercise_tables
+
+    return exercise_tables
+
+
+def _catalogue():
+    """grader.catalogue, where the floors live."""
+    return _exercise_tables().catalogue
 
 
 def floor(number: int) -> str:
@@ -175,9 +181,11 @@ def worked(text: str, why: str = "worked example") -> str:
 
 
 def define_env(env) -> None:
-    """The mkdocs-macros entry point: `m(file, key, fmt)`, `ratio(file, key, key, fmt)` and `ex(text, why)`."""
+    """The mkdocs-macros entry point: `m(file, key, fmt)`, `ratio(file, key, key, fmt)`, `span`, `floor`,
+    `ex(text, why)` and the exercise lists of docs/scripts/exercise_tables.py."""
     env.macro(measured, "m")
     env.macro(measured_ratio, "ratio")
     env.macro(measured_span, "span")
     env.macro(floor, "floor")
     env.macro(worked, "ex")
+    _exercise_tables().define_macros(env)

@@ -1,0 +1,215 @@
+"""The site's lists of exercises, rendered from the catalogue (grader/catalogue.py) when the site is built.
+
+The nav's Exercises and Solutions sections (docs/scripts/nav_hook.py), the table of docs/exercises/index.md
+(`{{ exercise_table() }}`), the home page's path (`{{ path_table(...) }}`) and every sentence that counts
+the exercises (`{{ exercise_count() }}`) read the same list, so adding an exercise adds it everywhere and
+no page keeps a copy to update by hand.
+
+Relative links are computed from the page the table is on, so a table may move without breaking them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from grader import catalogue  # noqa: E402
+
+#: The nav section titles filled from the catalogue, and the page each exercise has in them.
+NAV_SECTIONS = {
+    "Exercises": lambda exercise: exercise.docs_page,
+    "Solutions (after you pass)": lambda exercise: solution_page(exercise),
+}
+
+# ------------------------------------------------------------------------------------------------
+# FALLBACK (temporary): each exercise's short nav title, "you learn" phrase, chapters to read first and
+# "you write" text, as the site shows them, for an Exercise of the catalogue that lacks the attribute.
+# Once every exercise's manifest has `nav_title`, `you_learn`, `chapters` and `you_write`, replace this
+# dict with `FALLBACK: dict = {}`; nothing else changes.
+# ------------------------------------------------------------------------------------------------
+FALLBACK: dict[int, dict[str, object]] = {
+    1: dict(nav_title="Vector add", you_learn="the tail mask, the byte model",
+            chapters=["chapters/01_memory_bound.md", "chapters/03_masking.md"],
+            you_write="`add(x, y)`"),
+    2: dict(nav_title="Bias + GELU", you_learn="kernel fusion: bytes saved, and what fusion costs",
+            chapters=["chapters/02_fusion.md"],
+            you_write="`bias_gelu(x, bias)`"),
+    3: dict(nav_title="Fused softmax", you_learn="one read, one write; `-inf` masking; the max subtraction",
+            chapters=["chapters/04_fused_softmax.md"],
+            you_write="`softmax(x)`"),
+    4: dict(nav_title="Persistent softmax", you_learn="occupancy, grid-stride loops, when persistence loses",
+            chapters=["chapters/05_persistent.md"],
+            you_write="`softmax_persistent(x)`"),
+    5: dict(nav_title="Online softmax", you_learn="rows longer than a block: the running max and rescaled sum",
+            chapters=["chapters/06_online_softmax.md"],
+            you_write="`softmax_online(x)`"),
+    6: dict(nav_title="Amdahl's Law", you_learn="profile, predict the end-to-end gain, then measure it",
+            chapters=["chapters/07_amdahl.md"],
+            you_write="functions named in the stub"),
+    7: dict(nav_title="FlashAttention", you_learn="tiles, online softmax, causal and padding masks",
+            chapters=["chapters/08_flash_attention.md"],
+            you_write="`attention(q, k, v, causal=False, key_lens=None, sm_scale=None)`"),
+    8: dict(nav_title="Decode over a paged KV cache",
+            you_learn="split-KV to fill the GPU, grouped heads read once, the merge of partials",
+            chapters=["chapters/09_decode.md"],
+            you_write="`decode_attention(q, k_cache, v_cache, block_table, cache_lens, sm_scale=None)`, "
+                      "`num_splits`, the byte model"),
+    9: dict(nav_title="RMSNorm",
+            you_learn="a backward's byte model, deterministic reductions across programs, Amdahl on a training step",
+            chapters=["chapters/10_rmsnorm.md"],
+            you_write="`rmsnorm_forward(x, weight, eps)`, `rmsnorm_backward(dy, x, weight, rstd)` and the "
+                      "functions named in the stub"),
+    10: dict(nav_title="Cross-entropy, 128k vocabulary",
+             you_learn="the loss and its gradient in two passes, the gradient written over the logits",
+             chapters=["chapters/11_cross_entropy.md"],
+             you_write="`cross_entropy(logits, target, ignore_index=-100)`, the gradient written into `logits`"),
+}
+
+
+def _field(exercise, name: str):
+    value = getattr(exercise, name, None) or FALLBACK.get(exercise.number, {}).get(name)
+    if not value:
+        raise LookupError(f"exercise {exercise.number} has no `{name}`: add it to its manifest")
+    return value
+
+
+def nav_title(exercise) -> str:
+    """The short title of the nav and the tables: "Fused softmax"."""
+    return _field(exercise, "nav_title")
+
+
+def you_learn(exercise) -> str:
+    """What the exercise teaches, in a phrase."""
+    return _field(exercise, "you_learn")
+
+
+def chapters(exercise) -> list[str]:
+    """The chapters to read first, paths relative to docs/."""
+    return list(_field(exercise, "chapters"))
+
+
+def you_write(exercise) -> str:
+    """What the learner writes, as the exercises index shows it (Markdown)."""
+    return _field(exercise, "you_write")
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def exercises() -> tuple:
+    return catalogue.EXERCISES
+
+
+def solution_page(exercise) -> str:
+    """The page with the reference solution, relative to docs/: solutions/ beside exercises/."""
+    return exercise.docs_page.replace("exercises/", "solutions/", 1)
+
+
+def nav_entries(section: str) -> list[dict[str, str]]:
+    """The nav entries of a section NAV_SECTIONS names: ``[{"3. Fused softmax": "exercises/ex03_softmax.md"}, ...]``."""
+    page = NAV_SECTIONS[section]
+    return [{f"{exercise.number}. {nav_title(exercise)}": page(exercise)} for exercise in exercises()]
+
+
+def _link(target: str, page: str) -> str:
+    """`target` (relative to docs/) as a link from `page` (relative to docs/)."""
+    return posixpath.relpath(target, posixpath.dirname(page) or ".")
+
+
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                 "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+                 "nineteen", "twenty")
+
+
+def number_text(count: int, form: str = "word") -> str:
+    """`form`: "word" (ten), "Word" (Ten, to open a sentence) or "digits" (10)."""
+    if form not in ("word", "Word", "digits"):
+        raise ValueError(f"unknown number form {form!r}: use 'word', 'Word' or 'digits'")
+    if form == "digits" or count >= len(_NUMBER_WORDS):
+        return str(count)
+    word = _NUMBER_WORDS[count]
+    return word.capitalize() if form == "Word" else word
+
+
+def exercise_count(form: str = "word") -> str:
+    """How many exercises the course has: `{{ exercise_count("Word") }} exercises` renders "Ten exercises"."""
+    return number_text(len(exercises()), form)
+
+
+def chapter_number(path: str) -> int:
+    """A chapter's number, from its file name: chapters/04_fused_softmax.md -> 4."""
+    match = re.fullmatch(r"(\d+)_.*\.md", posixpath.basename(path))
+    if not match:
+        raise ValueError(f"{path} is not named NN_slug.md, so its chapter number is unknown")
+    return int(match[1])
+
+
+def exercise_table(page: str = "exercises/index.md") -> str:
+    """The exercises index: number, page, what the learner writes and the chapters to read first."""
+    lines = ["| # | exercise | you learn | you write | read first |", "|---|---|---|---|---|"]
+    for exercise in exercises():
+        reads = [f"[{'chapter ' if i == 0 else ''}{chapter_number(c)}]({_link(c, page)})"
+                 for i, c in enumerate(chapters(exercise))]
+        lines.append(f"| {exercise.number} | [{nav_title(exercise)}]({_link(exercise.docs_page, page)}) | "
+                     f"{you_learn(exercise)} | {you_write(exercise)} | {', '.join(reads)} |")
+    return "\n".join(lines)
+
+
+def nav_section(nav: list, title: str) -> list:
+    """The entries of the top-level nav section `title`."""
+    for item in nav:
+        if isinstance(item, dict) and title in item:
+            return item[title]
+    raise LookupError(f"mkdocs.yml's nav has no section {title!r}")
+
+
+def chapter_pages(nav: list) -> list[tuple[str, str]]:
+    """(title without its number, page) of each chapter in the nav's Chapters section, in order."""
+    found = []
+    for entry in nav_section(nav, "Chapters"):
+        if isinstance(entry, dict):
+            (title, page), = entry.items()
+            found.append((re.sub(r"^\d+\.\s*", "", title), page))
+    return found
+
+
+def chapter_count(nav: list, form: str = "word") -> str:
+    return number_text(len(chapter_pages(nav)), form)
+
+
+def path_table(nav: list, notes: dict[str, str] | None = None, page: str = "index.md") -> str:
+    """The home page's path: each chapter of the nav, then the exercises that start from it (an exercise
+    sits beside the first chapter it asks you to read). `notes` adds words after a chapter's link, keyed by
+    the chapter's page: ``{"chapters/03_masking.md": ": six wrong kernels and what the grader says"}``."""
+    notes = dict(notes or {})
+    lines = ["| # | chapter | then write |", "|---|---|---|"]
+    by_chapter: dict[str, list] = {}
+    for exercise in exercises():
+        by_chapter.setdefault(chapters(exercise)[0], []).append(exercise)
+    pages = chapter_pages(nav)
+    unknown = (set(notes) | set(by_chapter)) - {path for _, path in pages}
+    if unknown:
+        raise LookupError(f"the path table names chapters the nav does not have: {sorted(unknown)}")
+    for title, path in pages:
+        write = ", ".join(f"[{nav_title(e)}]({_link(e.docs_page, page)})" for e in by_chapter.get(path, []))
+        lines.append(f"| {chapter_number(path)} | [{title}]({_link(path, page)}){notes.get(path, '')} | {write} |")
+    return "\n".join(lines)
+
+
+def define_macros(env) -> None:
+    """Register the macros with mkdocs-macros (called from docs/scripts/figures.py's `define_env`)."""
+
+    def current_page(default: str) -> str:
+        page = getattr(env, "page", None)
+        return page.file.src_uri if page is not None and getattr(page, "file", None) else default
+
+    env.macro(lambda: exercise_table(current_page("exercises/index.md")), "exercise_table")
+    env.macro(exercise_count, "exercise_count")
+    env.macro(lambda form="word": chapter_count(env.conf["nav"], form), "chapter_count")
+    env.macro(lambda notes=None: path_table(env.conf["nav"], notes, current_page("index.md")), "path_table")

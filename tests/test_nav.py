@@ -1,0 +1,155 @@
+"""The site's lists of exercises come from the catalogue, never from a copy kept by hand.
+
+* The nav (mkdocs.yml completed by docs/scripts/nav_hook.py) lists every exercise page and every
+  solution page in the catalogue's order, titled "N. short title", and every page it lists exists.
+* mkdocs.yml, the exercises index, the home page and the README hold no list of exercises of their own.
+* The tables rendered by docs/scripts/exercise_tables.py have one row per exercise, with links that resolve.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+import pytest
+
+import site_helpers as helpers
+from docs.scripts import exercise_tables, nav_hook
+from grader import catalogue
+from site_helpers import DOCS, ROOT
+
+EXERCISES = catalogue.EXERCISES
+
+
+@pytest.fixture(scope="module")
+def nav() -> list:
+    return helpers.load_nav()
+
+
+def section(nav: list, title: str) -> list:
+    return exercise_tables.nav_section(nav, title)
+
+
+def titled(entries: list) -> list[tuple[str, str]]:
+    return [next(iter(entry.items())) for entry in entries if isinstance(entry, dict)]
+
+
+def test_the_exercises_section_lists_every_exercise_in_order(nav):
+    entries = section(nav, "Exercises")
+    assert entries[0] == "exercises/index.md", "the Exercises section opens with its index page"
+    assert titled(entries) == [(f"{e.number}. {exercise_tables.nav_title(e)}", e.docs_page) for e in EXERCISES]
+
+
+def test_the_solutions_section_lists_every_solution_page_in_order(nav):
+    entries = section(nav, "Solutions (after you pass)")
+    expected = [(f"{e.number}. {exercise_tables.nav_title(e)}", exercise_tables.solution_page(e)) for e in EXERCISES]
+    assert titled(entries) == expected
+    assert all(page.startswith("solutions/") for _, page in expected)
+
+
+def test_nav_titles_are_the_short_titles_the_site_shows(nav):
+    titles = dict((page, title) for title, page in titled(section(nav, "Exercises")))
+    assert titles["exercises/ex03_softmax.md"] == "3. Fused softmax"
+    assert titles["exercises/ex10_cross_entropy.md"] == "10. Cross-entropy, 128k vocabulary"
+    for exercise in EXERCISES:
+        short = exercise_tables.nav_title(exercise)
+        assert short and "\n" not in short and len(short) <= 40, f"exercise {exercise.number}'s nav title: {short!r}"
+
+
+def test_every_page_in_the_nav_exists(nav):
+    missing = [page for page in helpers.nav_pages(nav) if not (DOCS / page).is_file()]
+    assert not missing, f"the nav lists pages that do not exist: {missing}"
+
+
+def test_mkdocs_yml_lists_no_exercise_by_hand():
+    text = (ROOT / "mkdocs.yml").read_text()
+    assert re.search(r"^hooks:\s*\n\s*-\s*docs/scripts/nav_hook\.py\s*$", text, flags=re.MULTILINE)
+    assert not re.findall(r"(?:exercises|solutions)/ex\d\d_\w+\.md", text), \
+        "mkdocs.yml names exercise pages: the nav hook adds them from the catalogue"
+
+
+def test_the_hook_refuses_entries_written_by_hand_and_can_run_twice():
+    nav = [{"Exercises": ["exercises/index.md", {"3. Softmax": "exercises/ex03_softmax.md"}]},
+           {"Solutions (after you pass)": []}]
+    with pytest.raises(nav_hook.NavError, match="lists pages by hand"):
+        nav_hook.fill_nav(nav)
+    nav = [{"Exercises": ["exercises/index.md"]}, {"Solutions (after you pass)": []}]
+    once = nav_hook.fill_nav(nav)
+    assert nav_hook.fill_nav([dict(item) for item in once]) == once
+    with pytest.raises(nav_hook.NavError, match="no section 'Solutions"):
+        nav_hook.fill_nav([{"Exercises": []}])
+
+
+# ------------------------------------------------------------------------------------------------
+# The tables and counts
+# ------------------------------------------------------------------------------------------------
+
+
+def links(markdown: str, page: str) -> list[str]:
+    """The targets of a Markdown table's links, relative to docs/."""
+    return [posixpath.normpath(posixpath.join(posixpath.dirname(page), target))
+            for target in re.findall(r"\]\(([^)#]+)\)", markdown)]
+
+
+def rows(markdown: str) -> list[int]:
+    return [int(n) for n in re.findall(r"^\|\s*(\d+)\s*\|", markdown, flags=re.MULTILINE)]
+
+
+def test_the_exercise_table_has_a_row_per_exercise_whose_links_resolve():
+    table = exercise_tables.exercise_table("exercises/index.md")
+    assert rows(table) == [e.number for e in EXERCISES]
+    targets = links(table, "exercises/index.md")
+    for exercise in EXERCISES:
+        assert exercise.docs_page in targets
+        assert all(chapter in targets for chapter in exercise_tables.chapters(exercise))
+    assert all((DOCS / target).is_file() for target in targets), targets
+    assert "| 1 | [Vector add](ex01_vector_add.md) | the tail mask, the byte model | `add(x, y)` | " \
+           "[chapter 1](../chapters/01_memory_bound.md), [3](../chapters/03_masking.md) |" in table
+
+
+def test_the_path_table_has_every_chapter_and_every_exercise_once(nav):
+    table = exercise_tables.path_table(nav, {"chapters/03_masking.md": ": six wrong kernels"})
+    chapters = [page for _, page in exercise_tables.chapter_pages(nav)]
+    targets = links(table, "index.md")
+    assert [t for t in targets if t.startswith("chapters/")] == chapters
+    assert sorted(t for t in targets if t.startswith("exercises/")) == sorted(e.docs_page for e in EXERCISES)
+    assert all((DOCS / target).is_file() for target in targets)
+    assert "[Masking pitfalls](chapters/03_masking.md): six wrong kernels |" in table
+    with pytest.raises(LookupError, match="chapters the nav does not have"):
+        exercise_tables.path_table(nav, {"chapters/99_missing.md": "!"})
+
+
+def test_counts_follow_the_catalogue_and_the_nav(nav):
+    assert exercise_tables.exercise_count("digits") == str(len(EXERCISES))
+    assert exercise_tables.number_text(10, "Word") == "Ten" and exercise_tables.number_text(42) == "42"
+    assert exercise_tables.chapter_count(nav, "digits") == str(len(section(nav, "Chapters")))
+
+
+def test_pages_render_their_lists_instead_of_keeping_them():
+    index = (DOCS / "exercises" / "index.md").read_text()
+    assert "{{ exercise_table() }}" in index and not rows(index)
+    home = (DOCS / "index.md").read_text()
+    assert "{{ path_table(" in home and not rows(home)
+    spelled = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve) "
+                         r"(?:exercises|chapters)\b", re.IGNORECASE)
+    for page in sorted(DOCS.rglob("*.md")):
+        found = spelled.findall(page.read_text())
+        assert not found, f"{page.relative_to(ROOT)} counts by hand ({found[0]!r}): use exercise_count()"
+
+
+def test_readme_points_at_the_list_instead_of_copying_it():
+    readme = (ROOT / "README.md").read_text()
+    assert not rows(readme), "README.md has a table of exercises: the site's exercises page and `grade list` have it"
+    assert "grade list" in readme and "Exercises page" in readme
+
+
+def test_the_temporary_fallback_agrees_with_the_catalogue():
+    """Where an exercise's manifest has a field, the fallback of docs/scripts/exercise_tables.py must not
+    say otherwise (once the manifests have them all, the fallback is emptied)."""
+    differ = []
+    for exercise in EXERCISES:
+        for name, value in exercise_tables.FALLBACK.get(exercise.number, {}).items():
+            own = getattr(exercise, name, None)
+            if own and (list(own) if name == "chapters" else own) != value:
+                differ.append(f"exercise {exercise.number} {name}: manifest {own!r}, fallback {value!r}")
+    assert not differ, "empty exercise_tables.FALLBACK, the manifests have these:\n" + "\n".join(differ)
