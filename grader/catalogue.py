@@ -83,6 +83,8 @@ class Exercise:
     you_learn: str = ""
     #: The chapters to read first, paths relative to docs/.
     chapters: tuple[str, ...] = ()
+    #: What the learner writes, in Markdown (the exercise tables): "`add(x, y)`".
+    you_write: str = ""
     #: The spec's function that counts the fewest bytes a call must move (None: there is none).
     byte_model: str | None = None
     #: The sweep of `grade bench N`, or None with `bench_unavailable` saying why there is none.
@@ -134,7 +136,8 @@ class Exercise:
 # --- reading and validating a manifest ---------------------------------------------------------------
 
 _FOLDER_NAME = re.compile(r"ex(\d{2})_([a-z][a-z0-9_]*)")
-_KNOWN = {"number", "slug", "title", "nav_title", "function", "byte_model", "you_learn", "chapters", "hints",
+_KNOWN = {"number", "slug", "title", "nav_title", "function", "byte_model", "you_learn", "chapters", "you_write",
+          "hints",
           "floor", "bench", "expected_traffic", "constants"}
 _FLOOR_KEYS = {"fraction", "reason", "measurement"}
 _BENCH_KEYS = {"workload", "sizes", "x_key", "x_label", "dtype", "compile", "note", "unavailable"}
@@ -222,6 +225,7 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
         if not isinstance(chapter, str) or not chapter.endswith(".md"):
             raise r.error(f"chapters[{i}]", f"must be a page path relative to docs/ (chapters/04_fused_softmax.md), "
                                            f"not {chapter!r}")
+    you_write = r.get(data, "you_write", str, required=False, default="")
     byte_model = r.get(data, "byte_model", str, required=False)
     if byte_model is not None and not byte_model.isidentifier():
         raise r.error("byte_model", f"must name a function of the spec, not {byte_model!r}")
@@ -256,7 +260,7 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
     return Exercise(number=number, slug=slug, title=title, function=function, hints=tuple(hints),
                     floor=None if fraction is None else float(fraction), floor_reason=reason,
                     floor_measurement=floor_measurement, nav_title=nav_title, you_learn=you_learn,
-                    chapters=tuple(chapters), byte_model=byte_model, bench=bench, bench_unavailable=unavailable,
+                    chapters=tuple(chapters), you_write=you_write, byte_model=byte_model, bench=bench, bench_unavailable=unavailable,
                     expected_traffic=traffic, constants=dict(constants),
                     root=None if Path(root).resolve() == ROOT else Path(root))
 

@@ -143,13 +143,13 @@ def test_readme_points_at_the_list_instead_of_copying_it():
     assert "grade list" in readme and "Exercises page" in readme
 
 
-def test_the_temporary_fallback_agrees_with_the_catalogue():
-    """Where an exercise's manifest has a field, the fallback of docs/scripts/exercise_tables.py must not
-    say otherwise (once the manifests have them all, the fallback is emptied)."""
-    differ = []
+def test_every_manifest_fills_the_exercise_tables():
+    """The tables read nav_title, you_learn, chapters and you_write from each manifest: an exercise
+    without one would stop the build, so say which manifest lacks what."""
+    missing = [f"{exercise.folder.relative_to(ROOT)}/exercise.toml has no `{name}`"
+               for exercise in EXERCISES for name in ("nav_title", "you_learn", "chapters", "you_write")
+               if not getattr(exercise, name)]
+    assert not missing, "\n".join(missing)
     for exercise in EXERCISES:
-        for name, value in exercise_tables.FALLBACK.get(exercise.number, {}).items():
-            own = getattr(exercise, name, None)
-            if own and (list(own) if name == "chapters" else own) != value:
-                differ.append(f"exercise {exercise.number} {name}: manifest {own!r}, fallback {value!r}")
-    assert not differ, "empty exercise_tables.FALLBACK, the manifests have these:\n" + "\n".join(differ)
+        for chapter in exercise.chapters:
+            assert (DOCS / chapter).is_file(), f"exercise {exercise.number} names a missing chapter: {chapter}"

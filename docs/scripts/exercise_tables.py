@@ -27,53 +27,8 @@ NAV_SECTIONS = {
     "Solutions (after you pass)": lambda exercise: solution_page(exercise),
 }
 
-# ------------------------------------------------------------------------------------------------
-# FALLBACK (temporary): each exercise's short nav title, "you learn" phrase, chapters to read first and
-# "you write" text, as the site shows them, for an Exercise of the catalogue that lacks the attribute.
-# Once every exercise's manifest has `nav_title`, `you_learn`, `chapters` and `you_write`, replace this
-# dict with `FALLBACK: dict = {}`; nothing else changes.
-# ------------------------------------------------------------------------------------------------
-FALLBACK: dict[int, dict[str, object]] = {
-    1: dict(nav_title="Vector add", you_learn="the tail mask, the byte model",
-            chapters=["chapters/01_memory_bound.md", "chapters/03_masking.md"],
-            you_write="`add(x, y)`"),
-    2: dict(nav_title="Bias + GELU", you_learn="kernel fusion: bytes saved, and what fusion costs",
-            chapters=["chapters/02_fusion.md"],
-            you_write="`bias_gelu(x, bias)`"),
-    3: dict(nav_title="Fused softmax", you_learn="one read, one write; `-inf` masking; the max subtraction",
-            chapters=["chapters/04_fused_softmax.md"],
-            you_write="`softmax(x)`"),
-    4: dict(nav_title="Persistent softmax", you_learn="occupancy, grid-stride loops, when persistence loses",
-            chapters=["chapters/05_persistent.md"],
-            you_write="`softmax_persistent(x)`"),
-    5: dict(nav_title="Online softmax", you_learn="rows longer than a block: the running max and rescaled sum",
-            chapters=["chapters/06_online_softmax.md"],
-            you_write="`softmax_online(x)`"),
-    6: dict(nav_title="Amdahl's Law", you_learn="profile, predict the end-to-end gain, then measure it",
-            chapters=["chapters/07_amdahl.md"],
-            you_write="functions named in the stub"),
-    7: dict(nav_title="FlashAttention", you_learn="tiles, online softmax, causal and padding masks",
-            chapters=["chapters/08_flash_attention.md"],
-            you_write="`attention(q, k, v, causal=False, key_lens=None, sm_scale=None)`"),
-    8: dict(nav_title="Decode over a paged KV cache",
-            you_learn="split-KV to fill the GPU, grouped heads read once, the merge of partials",
-            chapters=["chapters/09_decode.md"],
-            you_write="`decode_attention(q, k_cache, v_cache, block_table, cache_lens, sm_scale=None)`, "
-                      "`num_splits`, the byte model"),
-    9: dict(nav_title="RMSNorm",
-            you_learn="a backward's byte model, deterministic reductions across programs, Amdahl on a training step",
-            chapters=["chapters/10_rmsnorm.md"],
-            you_write="`rmsnorm_forward(x, weight, eps)`, `rmsnorm_backward(dy, x, weight, rstd)` and the "
-                      "functions named in the stub"),
-    10: dict(nav_title="Cross-entropy, 128k vocabulary",
-             you_learn="the loss and its gradient in two passes, the gradient written over the logits",
-             chapters=["chapters/11_cross_entropy.md"],
-             you_write="`cross_entropy(logits, target, ignore_index=-100)`, the gradient written into `logits`"),
-}
-
-
 def _field(exercise, name: str):
-    value = getattr(exercise, name, None) or FALLBACK.get(exercise.number, {}).get(name)
+    value = getattr(exercise, name)
     if not value:
         raise LookupError(f"exercise {exercise.number} has no `{name}`: add it to its manifest")
     return value

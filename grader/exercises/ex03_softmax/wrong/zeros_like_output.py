@@ -1,6 +1,7 @@
 """Wrong: the output is allocated with zeros_like, a whole extra kernel launch writing every byte.
 
-The answer is right; removing this fill alone once measured as a 1.49x "speedup".
+The answer is right, and the fill costs a full write of `out` before the kernel writes it again:
+removing it looks like a speedup that no kernel change earned.
 """
 
 import torch
