@@ -129,6 +129,7 @@ class LearnerProcess:
         self.restarts = 0
         self.current_check: str | None = None
         self.deadline: float | None = None  # the current check's clock (monotonic)
+        self.clock_seconds: float | None = None  # its length in seconds
         self.on_call: Callable[[CallOutcome], None] | None = None  # the plugin counts launches per call
         self._buffers: list[list] = []  # [start, end, buffer, device] of every buffer in the in arena
         #: The course's twin process for the judge's clock (`grader.timing_twin`), on a GPU.
@@ -283,6 +284,8 @@ class LearnerProcess:
         """A new check starts: fresh arenas (on both sides) and a new clock."""
         self.current_check = name
         self.deadline = deadline
+        # The check's whole clock, for the message when it runs out (a request's own limit may be longer).
+        self.clock_seconds = None if deadline is None else max(0.0, deadline - time.monotonic())
         if self.arenas:
             self.arenas["in"].reset()
         self._buffers = []
@@ -307,7 +310,8 @@ class LearnerProcess:
         except protocol.ReplyTimeout:
             self.stop()
             self.restarts += 1
-            seconds = (timeout if timeout is not None else 0) or (remaining or 0)
+            check_clock_ran_out = timeout is None or (remaining is not None and remaining < timeout)
+            seconds = (self.clock_seconds if check_clock_ran_out and self.clock_seconds else timeout) or remaining or 0
             raise GradeFailure(timeout_message(seconds if seconds else 0, self.current_check), kind=Kind.TIMEOUT) from None
         except (protocol.ProtocolError, BrokenPipeError, OSError):
             code, tail = self._ended()

@@ -158,3 +158,22 @@ def test_a_crash_costs_only_the_check_that_crashed():
     assert [c.kind for c in run.checks] == ["crash", "crash"]
     assert all("segmentation fault" in c.message for c in run.checks)
     assert run.fatal is None and not run.passed
+
+
+def test_a_gpu_performance_check_gets_a_longer_clock_unless_one_is_given():
+    """Compiling at the benchmark size and timing in turns with a peer took exercise 7's performance
+    check about a minute on an H200: the correctness checks' clock would fail the course's solution."""
+    from types import SimpleNamespace
+
+    from grader.harness import plugin
+
+    perf_id = "grader/exercises/ex07_flash_attention/spec.py::test_performance"
+    check_id = "grader/exercises/ex07_flash_attention/spec.py::test_matches_reference[B1-H1-S1-D16]"
+    gpu = SimpleNamespace(mode="gpu", timeout=plugin.CHECK_TIMEOUT["gpu"], timeout_given=False)
+    assert plugin.check_clock(gpu, perf_id) == plugin.PERFORMANCE_TIMEOUT > plugin.CHECK_TIMEOUT["gpu"]
+    assert plugin.check_clock(gpu, check_id) == plugin.CHECK_TIMEOUT["gpu"]
+    given = SimpleNamespace(mode="gpu", timeout=20.0, timeout_given=True)
+    assert plugin.check_clock(given, perf_id) == 20.0
+    cpu = SimpleNamespace(mode="interpreter", timeout=plugin.CHECK_TIMEOUT["interpreter"], timeout_given=False)
+    assert plugin.check_clock(cpu, perf_id) == plugin.CHECK_TIMEOUT["interpreter"]
+

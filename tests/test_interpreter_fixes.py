@@ -5,6 +5,8 @@
   recorded for the same inputs (tests/data/bf16-h200.json, written by tests/gpu_record.py);
 * loop variables are Triton scalars (``r.to(tl.int64)`` works), loop bounds may be computed in
   the kernel (Triton 3.6 under NumPy 2.4);
+* a kernel may read only the globals the compiler accepts (``tl.constexpr`` values, modules, jitted
+  functions, dtypes): a plain float is refused with the compiler's sentence;
 * a Triton whose interpreter source is not one the fixes know gets no fix, and then bf16 cases
   are left to a GPU with one line in the report.
 """
@@ -90,7 +92,7 @@ def test_constant_goes_through_six_decimals_as_in_triton():
 def test_every_fix_is_installed_on_this_triton():
     """Fails on a Triton whose interpreter changed where a fix works: read the functions named,
     and add their fingerprints (grader/interpreter_fixes/fingerprints.py) once the fix is right."""
-    assert APPLIED["bf16"] and APPLIED["loop_variables"], (
+    assert APPLIED["bf16"] and APPLIED["loop_variables"] and APPLIED["constexpr_globals"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
     assert interpreter_fixes.bf16_trustworthy()
 
@@ -159,6 +161,78 @@ def test_loop_variables_are_triton_scalars():
     assert wide.item() == 2**33 - 1
 
 
+# --- globals: the compiler's rule -----------------------------------------------------------
+
+_PLAIN_SCALE = 2.0  # a plain float: the compiler refuses it inside a kernel
+_SCALE = tl.constexpr(2.0)
+_OUT_DTYPE = tl.float32
+
+
+@triton.jit
+def _times_scale(x):
+    return x * _SCALE
+
+
+@triton.jit
+def _allowed_globals_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)  # a module, a jitted helper, a constexpr, a dtype and builtins
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, _times_scale(x).to(_OUT_DTYPE) + float(max(1, 0)) - 1.0, mask=offs < n)
+
+
+@triton.jit
+def _plain_float_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x * _PLAIN_SCALE, mask=offs < n)
+
+
+@triton.jit
+def _refusing_helper(x):
+    return x * _PLAIN_SCALE
+
+
+@triton.jit
+def _plain_float_in_helper_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    _PLAIN_SCALE = 3.0  # a local of the same name is the kernel's own: allowed here, not in the helper
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0) * _PLAIN_SCALE
+    tl.store(out_ptr + offs, _refusing_helper(x), mask=offs < n)
+
+
+def test_globals_the_compiler_accepts_run():
+    x = torch.arange(5, dtype=torch.float32)
+    out = torch.empty_like(x)
+    _allowed_globals_kernel[(1,)](x, out, 5, BLOCK=8)
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+
+
+@pytest.mark.parametrize("kernel", [_plain_float_kernel, _plain_float_in_helper_kernel], ids=["kernel", "helper"])
+def test_a_plain_float_global_is_refused_as_the_compiler_refuses_it(kernel):
+    x = torch.arange(5, dtype=torch.float32)
+    with pytest.raises(Exception) as raised:
+        kernel[(1,)](x, torch.empty_like(x), 5, BLOCK=8)
+    chain, exc = [], raised.value
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__
+    refusal = next((e for e in chain if type(e).__name__ == "CompilationError"), None)
+    assert refusal is not None, [type(e).__name__ for e in chain]
+    assert "Cannot access global variable _PLAIN_SCALE from within @jit'ed function" in str(refusal)
+
+
+def test_the_names_read_are_those_the_body_does_not_bind():
+    from grader.interpreter_fixes.constexpr_globals import names_read
+
+    def kernel(x_ptr, n, BLOCK: tl.constexpr = _PLAIN_SCALE):  # a default value is allowed by the compiler
+        acc = 0.0
+        for i in range(n):
+            acc += tl.load(x_ptr + i) * LOG2E  # noqa: F821 (a name read, never bound)
+        return acc
+
+    assert sorted(names_read(kernel)) == ["LOG2E", "range", "tl"]
+
+
 # --- when the interpreter is not one the fixes know -----------------------------------------
 
 def test_unknown_interpreter_source_gets_no_fix():
@@ -170,7 +244,7 @@ def test_unknown_interpreter_source_gets_no_fix():
     fake.InterpreterBuilder = InterpreterBuilder
     original = InterpreterBuilder.binary_op
     applied, unknown = interpreter_fixes.install(fake)
-    assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False}
+    assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False}
     assert "InterpreterBuilder.binary_op" in unknown
     assert InterpreterBuilder.binary_op is original
 
@@ -179,7 +253,8 @@ def test_fingerprints_know_this_interpreter():
     from triton.runtime import interpreter
 
     # The installed wrappers replaced some functions: the unwrapped sources were checked at install.
-    assert set(fingerprints.KNOWN) == {(f"{o}.{a}" if o else a) for o, a in interpreter_fixes.FINGERPRINTED}
+    named = (*interpreter_fixes.FINGERPRINTED, *interpreter_fixes.COMPILER_RULES)
+    assert set(fingerprints.KNOWN) == {(f"{o}.{a}" if o else a) for o, a in named}
     assert all(len(hashes) >= 1 for hashes in fingerprints.KNOWN.values())
     assert fingerprints.source_hash(interpreter.InterpreterBuilder.create_make_range)  # sources are readable
 

@@ -65,6 +65,18 @@ def test_an_endless_loop_at_import_is_stopped_with_a_sentence(tmp_path):
     assert any("importing your file did not finish within 5 s" in m for m in said), said
 
 
+
+def test_a_call_that_outlasts_its_check_names_the_checks_clock(tmp_path):
+    """The message gives the check's clock, not the longer limit of the request that was waiting."""
+    slow = SOLUTION.replace("def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:",
+                            "def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    import time\n"
+                            "    time.sleep(60)")
+    started = time.monotonic()
+    run = _run_module(tmp_path, _learner(tmp_path, "sleeps", slow), timeout=4)
+    assert time.monotonic() - started < 45
+    said = [c.message for c in run.checks if c.failed]
+    assert said and "did not finish within 4 s" in said[0], said
+
 def test_the_whole_file_clock_bounds_a_run(tmp_path):
     slow = SOLUTION.replace("def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:",
                             "def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    import time\n"

@@ -3,12 +3,14 @@
 Without a GPU the grader runs kernels in Triton's interpreter (``TRITON_INTERPRET=1``), which
 differs from a compiled kernel in ways that fail correct code: bf16 arithmetic on raw bits
 (`grader.interpreter_fixes.bf16`), loop bounds computed in the kernel on Triton 3.6 and loop
-variables that are Python ints (`grader.interpreter_fixes.loops`). `apply` installs each fix
+variables that are Python ints (`grader.interpreter_fixes.loops`); and it passes code that does not
+compile, a kernel reading a global that is not a ``tl.constexpr``
+(`grader.interpreter_fixes.constexpr_globals`). `apply` installs each fix
 whose target source is one it knows (`grader.interpreter_fixes.fingerprints`) and says which it
 installed; docs/grading.md lists every difference and what the grader does about it.
 
     from grader import interpreter_fixes
-    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ...}
+    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ..., "constexpr_globals": ...}
     interpreter_fixes.bf16_trustworthy() # False: grade bf16 on a GPU only, and say so
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import os
 
 from grader.interpreter_fixes import bf16 as _bf16
-from grader.interpreter_fixes import fingerprints, loops
+from grader.interpreter_fixes import constexpr_globals, fingerprints, loops
 
 #: What the loop-variable fix relies on: the rewriter compiles each kernel from our syntax tree
 #: with the interpreter's globals, and ``tl.range`` is a Python ``range`` there.
@@ -27,7 +29,9 @@ LOOP_VARIABLES_RELY_ON = (
     ("FunctionRewriter", "rewrite_ast"),
     ("", "_patch_lang_core"),
 )
-FINGERPRINTED = (*_bf16.WRAPPED, *_bf16.RELIED_ON, *LOOP_VARIABLES_RELY_ON)
+FINGERPRINTED = (*_bf16.WRAPPED, *_bf16.RELIED_ON, *LOOP_VARIABLES_RELY_ON, *constexpr_globals.RELIED_ON)
+#: Functions of ``triton.compiler.code_generator`` whose rule a fix copies into the interpreter.
+COMPILER_RULES = constexpr_globals.RULE
 
 #: The line a learner reads when bf16 cases are left to a GPU.
 BF16_ON_GPU_ONLY = "bf16: checked on a GPU only — Triton's interpreter does not compute bf16"
@@ -60,6 +64,18 @@ def install(interpreter) -> tuple[dict[str, bool], list[str]]:
         _bf16.install(interpreter)
     unknown += missing + ([] if routed or missing else ["InterpreterBuilder routes"])
     applied["bf16"] = routed
+    applied["constexpr_globals"] = False
+    try:
+        from triton.compiler import code_generator
+    except Exception:  # a Triton whose compiler front end does not import here
+        code_generator = None
+    known, missing = fingerprints.matches(interpreter, constexpr_globals.RELIED_ON)
+    if code_generator is not None:
+        rule_known, rule_missing = fingerprints.matches(code_generator, constexpr_globals.RULE)
+        known, missing = known and rule_known, missing + rule_missing
+    unknown += missing
+    if known and code_generator is not None:
+        applied["constexpr_globals"] = constexpr_globals.install(interpreter)
     return applied, unknown
 
 
@@ -74,7 +90,7 @@ def apply() -> dict[str, bool]:
         return dict(_applied)
     interpreter = _interpreter()
     if interpreter is None or os.environ.get("GRADE_INTERPRETER_FIXES", "").lower() == "off":
-        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False}
+        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False}
         return dict(_applied)
     _applied, unknown = install(interpreter)
     _unknown.extend(unknown)

@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)  # a plain float global does not compile for a GPU
 
 
 @triton.jit

@@ -9,7 +9,7 @@ import triton.language as tl
 
 SELECT = "(matches_reference and (3x2 or 2x8191 or 3x24581)) or long_rows or row_pattern"
 
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)  # a plain float global does not compile for a GPU
 
 
 @triton.jit
