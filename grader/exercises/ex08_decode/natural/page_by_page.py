@@ -2,6 +2,10 @@
 load) and reads that page's rows for its KV head; sequences are split into runs of whole pages. Every
 split program writes its partials (an empty split writes m = -inf, ℓ = 0, acc = 0) and the combine
 kernel merges all of them; it always runs, even for one split. Offsets are 32-bit.
+
+On the H200 it is slower than the floor (one page of 16 tokens per step keeps too few loads in
+flight): its row in docs/measurements/h200-grading-2026-12-02.json. A floor may fail a slow design;
+it must not fail a right answer.
 """
 
 import math
