@@ -17,9 +17,12 @@ work left running on another stream. So the judge (which never imports learner c
 The inputs are revealed only when the judge fills them, right before its clock starts, so a
 result cannot be computed ahead; K distinct sets mean no result can be replayed; the judge's
 clock cannot be patched from the learner's process. What the learner's process could still do is
-report "done" late, which only makes it slower. The clock includes one message each way
-(tens of microseconds) and the launch of the first call: with K calls of a few hundred
-microseconds each that is about 1%. ``triton.testing.do_bench`` still runs in the learner's
+report "done" late, which only makes it slower. The clock includes one message each way, which
+the twin's rounds measure and subtract, and the learner's side of a round that the twin does not
+reproduce (the first call's launch, the Python around each call): a fixed cost per round that
+weighs on short calls and on few sets (docs/measurements/h200-judge-clock-2026-12-02.json times
+exercise 1's solution from about 50 to 370 µs a call, with 8 and with 32 sets, beside do_bench). It
+only ever makes a kernel look slower. ``triton.testing.do_bench`` still runs in the learner's
 process, as a cross-check shown beside the verdict, never deciding it.
 """
 
