@@ -1,4 +1,5 @@
-"""The site's lists of exercises, rendered from the catalogue (grader/catalogue.py) when the site is built.
+"""The site's lists of exercises, rendered from the exercises' manifests (read by grader/catalogue.py) when the
+site is built.
 
 The nav's Exercises and Solutions sections (docs/scripts/nav_hook.py), the table of docs/exercises/index.md
 (`{{ exercise_table() }}`), the home page's path (`{{ path_table(...) }}`) and every sentence that counts
@@ -27,10 +28,12 @@ NAV_SECTIONS = {
     "Solutions (after you pass)": lambda exercise: solution_page(exercise),
 }
 
+
 def _field(exercise, name: str):
     value = getattr(exercise, name)
     if not value:
-        raise LookupError(f"exercise {exercise.number} has no `{name}`: add it to its manifest")
+        manifest = (exercise.folder / "exercise.toml").relative_to(ROOT)
+        raise LookupError(f"exercise {exercise.number} has no `{name}`: add it to {manifest}")
     return value
 
 
