@@ -77,6 +77,14 @@ def crash_message(returncode: int | None, stderr_tail: str, during: str | None) 
     return f"the process running your code died with {what}{where}{detail}: {cause}. The grader restarted it for the next check."
 
 
+def clock_that_ran_out(request_timeout: float | None, remaining: float | None, check_clock: float | None) -> float:
+    """The length of the clock that stopped a request: the check's, when its deadline came before the
+    request's own limit (a timing request may wait 120 s inside a check of 60), else the request's."""
+    if check_clock and remaining is not None and (request_timeout is None or remaining < request_timeout):
+        return check_clock
+    return request_timeout or remaining or 0.0
+
+
 def timeout_message(seconds: float, during: str | None) -> str:
     what = f"`{during}`" if during else "your code"
     return (f"{what} did not finish within {seconds:.0f} s: does a loop in your kernel or launcher never end (a "
@@ -310,8 +318,7 @@ class LearnerProcess:
         except protocol.ReplyTimeout:
             self.stop()
             self.restarts += 1
-            check_clock_ran_out = timeout is None or (remaining is not None and remaining < timeout)
-            seconds = (self.clock_seconds if check_clock_ran_out and self.clock_seconds else timeout) or remaining or 0
+            seconds = clock_that_ran_out(timeout, remaining, self.clock_seconds)
             raise GradeFailure(timeout_message(seconds if seconds else 0, self.current_check), kind=Kind.TIMEOUT) from None
         except (protocol.ProtocolError, BrokenPipeError, OSError):
             code, tail = self._ended()

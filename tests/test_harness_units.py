@@ -177,3 +177,12 @@ def test_a_gpu_performance_check_gets_a_longer_clock_unless_one_is_given():
     cpu = SimpleNamespace(mode="interpreter", timeout=plugin.CHECK_TIMEOUT["interpreter"], timeout_given=False)
     assert plugin.check_clock(cpu, perf_id) == plugin.CHECK_TIMEOUT["interpreter"]
 
+
+
+def test_a_timeout_names_the_clock_that_ran_out():
+    from grader.learner_process import clock_that_ran_out, timeout_message
+
+    assert clock_that_ran_out(120.0, 35.2, 60.0) == 60.0  # the check's deadline came first
+    assert clock_that_ran_out(20.0, 50.0, 60.0) == 20.0  # the request's own limit came first
+    assert clock_that_ran_out(None, 3.9, 4.0) == 4.0
+    assert "did not finish within 60 s" in timeout_message(clock_that_ran_out(120.0, 35.2, 60.0), "performance")
