@@ -15,6 +15,7 @@ what a GPU reports, so the grader's message is the same on both machines.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import textwrap
@@ -23,10 +24,6 @@ from types import ModuleType
 #: What the fix relies on: the interpreter's entry point, and the compiler rule it copies.
 RELIED_ON = (("InterpretedFunction", "rewrite"),)
 RULE = (("CodeGenerator", "_define_name_lookup"), ("CodeGenerator", "_is_constexpr_global"))
-
-#: Names the compiler resolves itself (``CodeGenerator.builtin_namespace``).
-_BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "getattr", "hasattr", "print", "min",
-                       "max"})
 
 
 class CompilationError(Exception):
@@ -66,10 +63,18 @@ def names_read(fn) -> list[str]:
     return [name for name in read if name not in bound]
 
 
+@functools.cache
+def builtin_names() -> frozenset[str]:
+    """The names the compiler resolves itself (``CodeGenerator.builtin_namespace``: ``range``, ``min``...)."""
+    from triton.compiler.code_generator import CodeGenerator
+
+    return frozenset(CodeGenerator.builtin_namespace)
+
+
 def allowed(value, name: str, language, jit_types: tuple[type, ...]) -> bool:
     """``global_lookup``'s test, term by term (Triton 3.6 to 3.9)."""
     module = getattr(value, "__module__", None) or ""
-    return (name in _BUILTINS
+    return (name in builtin_names()
             or value is None
             or type(value) is ModuleType
             or isinstance(value, jit_types)
