@@ -330,9 +330,8 @@ class Runner:
         torch = self.torch
         state = self.timing
         copied = []
-        if request.get("twin"):  # the course's twin (grader.timing_twin): only fill the outputs
-            for slot in state["slots"]:
-                slot.fill_(0.25)
+        if request.get("twin"):  # the course's twin (grader.timing_twin): a round with one element of work
+            state["slots"][0].view(-1)[:1].fill_(0.25)
             torch.cuda.synchronize()
             return {"ok": True, "copied": []}
         try:
@@ -356,7 +355,7 @@ class Runner:
 
         state = self.timing
         args, kwargs = state["sets"][0]
-        work = (lambda: state["slots"][0].fill_(0.25)) if request.get("twin") else (lambda: state["fn"](*args, **kwargs))
+        work = lambda: state["fn"](*args, **kwargs)  # noqa: E731
         try:
             ms = perf.time_ms(work, rep_ms=int(request.get("rep_ms", 100)))
         except BaseException as exc:  # noqa: BLE001
@@ -364,7 +363,10 @@ class Runner:
         return {"ok": True, "ms": ms}
 
     def timing_release(self, request: dict) -> dict:
+        import gc
+
         self.timing = None
+        gc.collect()  # the shared tensors' last references: the judge can collect their memory at once
         self.torch.cuda.synchronize()
         return {"ok": True}
 

@@ -211,10 +211,12 @@ def _config(page_size: int, head_dim: int) -> tuple[int, int, int, int]:
     In Triton's interpreter (~1 ms of Python per program and per loop step) tiles of 32 tokens: two
     pages of 16, or half a page of 64, so the grader's short sequences cross several tiles and pages.
     On a GPU, 64 tokens per step (16 KiB of K and 16 KiB of V at D = 128 in bf16), 4 warps and 2
-    stages: the loads of the next tile are in flight while this one is computed, 64 KiB of shared
-    memory, so three programs fit on an SM; and splits for 4 programs per SM, so one sequence's keys
-    are cut into shorter chunks. `tools/benchmarks/ex08_decode.py` sweeps the alternatives
-    (docs/measurements/h200-ex08-decode.json, the ``config`` rows).
+    stages, and splits for 4 programs per SM, so one sequence's keys are cut into shorter chunks: a
+    program waits for each tile's loads (the compiled loop keeps the same shared memory with 2 or 3
+    stages), so many programs at once, not long ones, keep the memory busy. Fewer splits, more warps,
+    other tiles and stages were slower or within noise, replayed from CUDA graphs after a read flush
+    (docs/measurements/h200-ex08-decode-configs.json, the ``config-sweep`` rows, with each
+    configuration's registers and shared memory; `tools/device/decode_probe.py`).
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
         return 32, 4, 1, 2

@@ -186,3 +186,39 @@ def test_a_timeout_names_the_clock_that_ran_out():
     assert clock_that_ran_out(20.0, 50.0, 60.0) == 20.0  # the request's own limit came first
     assert clock_that_ran_out(None, 3.9, 4.0) == 4.0
     assert "did not finish within 60 s" in timeout_message(clock_that_ran_out(120.0, 35.2, 60.0), "performance")
+
+
+# --- the judge's clock: how many calls a round holds ---------------------------------------------
+
+GiB = 1 << 30
+
+
+@pytest.mark.parametrize("fastest_ms, set_gib, free_gib, sets", [
+    (0.062, 0.25, 130, 64),     # exercise 9's forward on an H200: 65 wanted, capped at MAX_SETS
+    (0.116, 0.5, 130, 35),      # its 30720-row grading size: 4 ms / 0.116 ms
+    (0.37, 1.5, 130, 11),       # exercise 1 at 2^27: long calls need few
+    (2.0, 4.0, 130, 8),         # never fewer than SETS, the count the exercises size their inputs for
+    (0.062, 0.25, 4, 8),        # a small card: 2 GiB of sets hold 8, and 8 stay
+    (0.062, 0.25, 6, 12),       # half of 6 GiB holds 12 sets of 0.25 GiB
+    (None, 0.25, 130, 8),       # no byte model (exercise 7 times FLOPs): SETS
+])
+def test_rounds_are_sized_to_outlast_their_fixed_cost(fastest_ms, set_gib, free_gib, sets):
+    from grader import timing
+
+    assert timing.sets_for(fastest_ms, int(set_gib * GiB), int(free_gib * GiB)) == sets
+
+
+def test_a_round_of_sized_sets_lasts_round_ms_at_the_ceiling():
+    from grader import timing
+
+    k = timing.sets_for(0.2, 1 << 20, 100 * GiB)
+    assert k * 0.2 >= timing.ROUND_MS > (k - 1) * 0.2
+
+
+def test_a_set_counts_its_tensors_and_the_output_slot_beside_them():
+    from grader import timing
+
+    x, y = torch.empty(1000), torch.empty(10, dtype=torch.float16)
+    out = torch.empty(250)
+    view = torch.empty(2000)[:100]  # a view holds its whole storage on the card
+    assert timing.set_bytes([x, y, 3.0], {"z": view}, out) == 4000 + 20 + 8000 + 1000

@@ -129,9 +129,9 @@ def _in_turns(kernels: dict, *, rounds: int, moved: int, ceiling: float, **shape
 
 def clean_l2_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 3, **shape) -> list[dict]:
     """The graph replays timed again after a read flush (`grader.perf.time_ms_clean_l2`), in turns; among
-    them ``read-same-bytes-graph``, a plain read (``torch.sum``) of the step's minimum bytes: what reading
-    this much from a cold, clean L2 costs on this GPU, the practical ceiling at this size. Rows
-    ``NAME-clean-l2``."""
+    them ``read-same-bytes-graph``, a plain read (``torch.sum``) of the step's minimum bytes. ``torch.sum``
+    is not the fastest read: a Triton kernel of one 8 KiB block per program reads the same bytes faster
+    (the ``read-floor`` rows of docs/measurements/h200-ex08-decode-configs.json). Rows ``NAME-clean-l2``."""
     timed = {name: fn for name, fn in kernels.items() if name.endswith("-graph")}
     runs: dict[str, list[float]] = {name: [] for name in timed}
     for _ in range(rounds):

@@ -5,8 +5,8 @@ How it differs from the solution: rstd as ``1 / tl.sqrt(...)``; dx as
 loop instead of once per program; 2 programs per SM; and a reduction kernel that adds the partial
 rows one at a time over a 1-D block of columns.
 
-On the H200 it is slower than the floor (its backward is under the backward's floor): its row in
-docs/measurements/h200-grading-2026-12-02.json. A floor may fail a slow design; it must not fail a
+On the H200 it is slower than the floor (its backward is under the backward's floor): its rows in
+docs/measurements/h200-grading-sized-rounds.json. A floor may fail a slow design; it must not fail a
 right answer.
 """
 
