@@ -210,17 +210,21 @@ def _config(page_size: int, head_dim: int) -> tuple[int, int, int, int]:
 
     In Triton's interpreter (~1 ms of Python per program and per loop step) tiles of 32 tokens: two
     pages of 16, or half a page of 64, so the grader's short sequences cross several tiles and pages.
-    On a GPU, 64 tokens per step (16 KiB of K and 16 KiB of V at D = 128 in bf16), 4 warps and 2
-    stages, and splits for 4 programs per SM, so one sequence's keys are cut into shorter chunks: a
-    program waits for each tile's loads (the compiled loop keeps the same shared memory with 2 or 3
-    stages), so many programs at once, not long ones, keep the memory busy. Fewer splits, more warps,
-    other tiles and stages were slower or within noise, replayed from CUDA graphs after a read flush
-    (docs/measurements/h200-ex08-decode-configs.json, the ``config-sweep`` rows, with each
-    configuration's registers and shared memory; `tools/device/decode_probe.py`).
+    On a GPU, the same 32 tokens per step (8 KiB of K and 8 KiB of V at D = 128 in bf16), 4 warps,
+    splits sized for 4 programs per SM, and num_stages = 5. Why 5: the K and V addresses wait for a
+    block-table load, and Triton's software pipeliner gives that indirection a stage of its own, so
+    the ring of K/V buffers has one slot at num_stages 2 to 4 (load, wait, compute: nothing in
+    flight while a tile is used), two at 5 and 6, three at 7 and 8 (read off the compiled TTGIR with
+    Triton 3.6 and 3.9). Two slots let the next tile's loads run while this one is computed. Measured
+    on the H200, replayed from CUDA graphs after a read flush (docs/measurements/h200-ex08-decode-configs.json,
+    the ``pipeline-sweep`` and ``occupancy-sweep`` rows, with each configuration's registers and shared
+    memory; ``tools/device/decode_probe.py``): this was the fastest at one and eight sequences and
+    level with the rest at 64; three slots, larger tiles, more warps, and more programs per SM (a
+    register cap of 64 fits 5 to 8 of them) were all slower.
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
         return 32, 4, 1, 2
-    return 64, 4, 2, 4
+    return 32, 4, 5, 4
 
 
 def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_table: torch.Tensor,

@@ -26,12 +26,14 @@ from typing import Any
 
 
 def compile_report(kernel, *, pointers: dict[str, str], integers: dict[str, int], constexprs: dict[str, Any],
-                   num_warps: int, num_stages: int = 3) -> dict:
+                   num_warps: int, num_stages: int = 3, floats: tuple[str, ...] = (), ttgir: bool = False) -> dict:
     """Compile ``kernel`` (a ``@triton.jit`` function) for sm_90 and read ptxas's resource report.
 
     ``pointers`` maps pointer arguments to their element type (``"fp32"``, ``"bf16"``, ...),
     ``integers`` gives the value of each integer argument (only its specialisation matters),
-    ``constexprs`` the compile-time constants. Every argument of the kernel must be in one of them.
+    ``floats`` names the float32 scalar arguments, ``constexprs`` the compile-time constants. Every
+    argument of the kernel must be in one of them. ``ttgir=True`` adds the compiled TTGIR (Triton's
+    GPU-level IR, where the software pipeliner's shared-memory buffers can be read) as ``"ttgir"``.
     """
     import triton
     from triton.backends.compiler import GPUTarget
@@ -44,6 +46,8 @@ def compile_report(kernel, *, pointers: dict[str, str], integers: dict[str, int]
         elif name in pointers:
             signature[name] = f"*{pointers[name]}"
             attrs[(i,)] = [["tt.divisibility", 16]]
+        elif name in floats:
+            signature[name] = "fp32"
         elif name in integers:
             value = integers[name]
             if value == 1:  # a launch turns an integer argument equal to 1 into a constant
@@ -60,8 +64,11 @@ def compile_report(kernel, *, pointers: dict[str, str], integers: dict[str, int]
     tools = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     metadata = compiled.metadata
     shared = metadata["shared"] if isinstance(metadata, dict) else metadata.shared
-    return {**_cubin_usage(compiled.asm.get("cubin"), tools), **_ptxas_spills(compiled.asm["ptx"], tools),
-            "shared_bytes": int(shared)}
+    report = {**_cubin_usage(compiled.asm.get("cubin"), tools), **_ptxas_spills(compiled.asm["ptx"], tools),
+              "shared_bytes": int(shared)}
+    if ttgir:
+        report["ttgir"] = compiled.asm["ttgir"]
+    return report
 
 
 def _cubin_usage(cubin: bytes | None, tools: str) -> dict:
