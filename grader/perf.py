@@ -126,6 +126,43 @@ def time_ms_clean_l2(fn: Callable[[], object], *, reps: int = 60, warmup: int = 
     return statistics.median(start.elapsed_time(end) for start, end in zip(starts, ends))
 
 
+def time_ms_in_graph(fn: Callable[[], object], *, steps: int = 16, reps: int = 12) -> float:
+    """Time of ``fn()`` in milliseconds as one node among many of a CUDA graph, each run after a read flush.
+
+    Two graphs are captured: ``steps`` times (read flush, ``fn``), and ``steps`` read flushes alone.
+    Their replays are timed in turns; the difference of the medians over ``steps`` is what ``fn``
+    adds to a step of a server that replays its whole decode step from one graph: its kernels and
+    the boundaries between them, without the graph's own launch and the timing events, which
+    `time_ms_clean_l2` charges to every call (an empty kernel timed that way takes about 3 µs on the
+    H200, a tenth of a 134 MB decode step: the ``empty-triton`` row of
+    docs/measurements/h200-ex08-decode-configs.json). ``fn``'s tensors must live outside it or be
+    allocated in it (they then come from the graph's private pool).
+    """
+    flush = torch.empty(gpu_info().l2_bytes, dtype=torch.float32, device="cuda")
+    flush.normal_()
+    sink = torch.empty((), dtype=torch.float32, device="cuda")
+    fn()
+    torch.cuda.synchronize()
+    with_fn, flushes_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+    with torch.cuda.graph(with_fn):
+        for _ in range(steps):
+            torch.sum(flush, dim=0, out=sink)
+            fn()
+    with torch.cuda.graph(flushes_only):
+        for _ in range(steps):
+            torch.sum(flush, dim=0, out=sink)
+    runs: dict[str, list[float]] = {"with": [], "alone": []}
+    for _ in range(reps + 1):  # the first replay of each warms up and is dropped
+        for name, graph in (("with", with_fn), ("alone", flushes_only)):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            runs[name].append(start.elapsed_time(end))
+    return (statistics.median(runs["with"][1:]) - statistics.median(runs["alone"][1:])) / steps
+
+
 def time_in_turns(kernels: dict[str, Callable[[], object]], *, rounds: int = 2,
                   rep_ms: int = 100) -> dict[str, list[float]]:
     """``rounds`` medians of each kernel (`time_ms`), taken in turns: a, b, a, b, ...

@@ -12,6 +12,9 @@ written to the JSON file as soon as it is done:
              with one program per (sequence, query head) and no split (`per_head_kernel` below, not
              shipped to learners); FlashInfer's ``BatchDecodeWithPagedKVCacheWrapper`` over the same
              pages of 16 and 64 (skipped with its exact reason when it does not import or compile).
+             Each timed three ways: from Python (``do_bench``); replayed from a CUDA graph after a read
+             flush (``-graph-clean-l2``); and as a node of a 16-step graph (``-in-graph``, the graph's
+             launch and the timing events left out: `grader.perf.time_ms_in_graph`).
 ``configs``  candidate configurations of the solution (tile, warps, stages, programs per SM) and a
              variant without ``tl.dot`` (broadcast products over the G real heads), each in turns with
              the solution's default at the target shapes and both page sizes; ``best config`` rows.
@@ -142,6 +145,28 @@ def clean_l2_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 3,
         ms = statistics.median(times)
         rows.append(_figures({"kernel": f"{name}-clean-l2", **shape, "ms": round(ms, 5),
                               "ms_runs": [round(t, 5) for t in times], "flush": "read"}, moved, ceiling))
+    return rows
+
+
+def in_graph_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 2, **shape) -> list[dict]:
+    """The contenders of ``GRAPHED`` and the plain read as nodes of a CUDA graph of 16 steps, each after a
+    read flush, in turns (`grader.perf.time_ms_in_graph`): what each adds to a server's graphed decode
+    step, without the graph launch and the timing events that `clean_l2_rows` charges to every call.
+    Rows ``NAME-in-graph``."""
+    timed = {name: kernels[name] for name in (*GRAPHED, "read-same-bytes") if name in kernels}
+    runs: dict[str, list[float]] = {name: [] for name in timed}
+    rows = []
+    for _ in range(rounds):
+        for name, fn in timed.items():
+            try:
+                runs[name].append(perf.time_ms_in_graph(fn))
+            except Exception as exc:
+                rows.append(failed_row(f"{name}-in-graph", exc, **shape))
+    for name, times in runs.items():
+        if times:
+            ms = statistics.median(times)
+            rows.append(_figures({"kernel": f"{name}-in-graph", **shape, "ms": round(ms, 5),
+                                  "ms_runs": [round(t, 5) for t in times], "flush": "read"}, moved, ceiling))
     return rows
 
 
@@ -422,6 +447,8 @@ def part_targets(ceiling: float, flashinfer: FlashInfer) -> list[dict]:
             measured = _in_turns(kernels, rounds=3, moved=moved, ceiling=ceiling, **shape)
             rows += [{"kernel": f"host-us-{name}", **shape, "us": round(us, 1)} for name, us in host.items()]
             rows += clean_l2_rows(kernels, moved=moved, ceiling=ceiling, **shape)
+            rows += in_graph_rows({**kernels, "read-same-bytes": lambda: plain.sum()}, moved=moved, ceiling=ceiling,
+                                  **shape)
             for row in measured:
                 row["max_abs_diff_vs_fp32_sdpa"] = checked.get(row["kernel"])
                 if row["kernel"] == "gather":  # its own bytes: the cache read and written once

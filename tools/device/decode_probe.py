@@ -1,11 +1,35 @@
-"""Exercise 8's split-KV decode over its launch configurations, timed the way a server runs it: replayed
-from a CUDA graph after a read flush (``grader.perf.time_ms_clean_l2``), beside a plain Triton read of the
-same bytes (one 8 KiB block per program, the fastest read of ``tools/device/launch_probe.py``).
+"""Exercise 8's split-KV decode over its launch configurations and three ways to merge the splits, timed
+the way a server runs it: replayed from a CUDA graph after a read flush (``grader.perf.time_ms_clean_l2``),
+beside a plain Triton read of the same bytes (one 8 KiB block per program).
 
-    PYTHONPATH=. python tools/device/decode_probe.py      # writes $OUT/decode_probe.json
+    PYTHONPATH=. python tools/device/decode_probe.py [--part pipeline|merge|occupancy]   # $OUT/decode_probe.json
 
-Each configuration is (TILE, num_warps, num_stages, programs per SM the splits are sized for); each is
-timed whole and split kernel alone (the difference is the combine kernel and its launch).
+About 80 s a part on an H200. The rows of docs/measurements/h200-ex08-decode-configs.json whose ``part``
+starts with ``pipeline``, ``merge`` and ``occupancy`` came from these three parts (the ``pipeline`` run
+did not yet time in a graph).
+
+A configuration is (TILE, num_warps, num_stages, programs per SM the splits are sized for). Why
+num_stages matters here: the K and V loads depend on a block-table load, and Triton's pipeliner gives
+that indirection a stage of its own, so the K/V ring has one buffer at num_stages 2-4 (load, wait,
+compute: no overlap inside a program), two at 5-6 and three at 7-8 (read off the compiled TTGIR,
+Triton 3.6 and 3.9, ``tools/benchmarks/sm90_resources.py``).
+
+Merges (``mode``):
+  ``two-launch``  the split kernel, then the combine kernel (the solution's shape);
+  ``split-only``  the split kernel alone (what the merge costs is the difference);
+  ``pdl``         the combine launched as a programmatic dependent launch: its programs start while the
+                  split kernel drains and wait on ``griddepcontrol.wait``;
+  ``ticket``      one launch: each split program takes a ticket from a per-(sequence, KV head) counter
+                  after storing its partials, and the last one merges them (the counter is reset by it).
+Prefixes: ``cap-`` bounds the loop by the block table's width and masks by ``cache_lens`` inside, so the
+first page is asked for in parallel with ``cache_lens`` rather than after it; ``cap-nolen-`` also has
+every split store its partials (an empty one stores (-inf, 0, 0)), so the combine reads no ``cache_lens``.
+
+Beside the decode: ``pattern-hH-table|inorder-pP`` reads decode's K and V rows with no arithmetic (H KV
+heads per program, through the block table or pages in order, splits for P programs per SM), and
+``bdH-...`` is a decode kernel with H KV heads per program, their query rows block-diagonal in one dot.
+Every row is timed twice: replayed from a CUDA graph after a read flush (``fraction``) and as a node of
+a 16-step graph (``fraction_in_graph``, ``grader.perf.time_ms_in_graph``).
 """
 import itertools
 import json
@@ -20,10 +44,21 @@ import triton.language as tl
 
 from grader import perf
 from tools.benchmarks.ex08_decode import nbytes, paged_inputs
+from grader.exercises.ex08_decode.spec import reference
 from solutions import ex08_decode as sol
 
 OUT = os.environ.get("OUT", ".")
 H_Q, H_KV, D = 32, 8, 128
+
+try:
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # pragma: no cover - older Triton
+    gdc_launch_dependents = gdc_wait = None
+
+
+@triton.jit
+def empty_kernel(x_ptr):
+    pass
 
 
 @triton.jit
@@ -34,18 +69,224 @@ def read_kernel(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def combine_d_kernel(part_m_ptr, part_l_ptr, part_acc_ptr, cache_lens_ptr, out_ptr, stride_ob, stride_oh, stride_od,
-                     tokens_per_split, num_splits, HEAD_DIM: tl.constexpr, SPLITS_PAD: tl.constexpr,
-                     BLOCK_D: tl.constexpr):
-    # The solution's combine with the head dimension cut into HEAD_DIM / BLOCK_D programs.
+def split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, out_ptr,
+                 part_m_ptr, part_l_ptr, part_acc_ptr, count_ptr,
+                 stride_qb, stride_qh, stride_kp, stride_ks, stride_kh, stride_vp, stride_vs, stride_vh,
+                 stride_tb, stride_ob, stride_oh, tokens_per_split, capacity, qk_scale,
+                 GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                 TILE: tl.constexpr, SPLIT_KV: tl.constexpr, PDL: tl.constexpr, TICKET: tl.constexpr,
+                 SPLITS_PAD: tl.constexpr, LOOP_BY_CAPACITY: tl.constexpr, EMPTY_PARTIALS: tl.constexpr):
+    # The solution's split kernel (unit inner strides), plus the PDL and TICKET merges.
+    if PDL:
+        gdc_launch_dependents()
+    split = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    seq = tl.program_id(2)
+    num_splits = tl.num_programs(0)
+    num_kv = tl.num_programs(1)
+    num_q_heads = num_kv * GROUP
+    cache_len = tl.load(cache_lens_ptr + seq)
+    start = split * tokens_per_split
+    end = tl.minimum(start + tokens_per_split, cache_len)
+    offs_g = tl.arange(0, GROUP_PAD)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_t = tl.arange(0, TILE)
+    heads = kv_head * GROUP + offs_g
+    head_ok = offs_g < GROUP
+    q = tl.load(q_ptr + seq * stride_qb + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    m_i = tl.full((GROUP_PAD,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((GROUP_PAD,), dtype=tl.float32)
+    acc = tl.zeros((GROUP_PAD, HEAD_DIM), dtype=tl.float32)
+    k_head = k_cache_ptr + kv_head.to(tl.int64) * stride_kh
+    v_head = v_cache_ptr + kv_head.to(tl.int64) * stride_vh
+    table = block_table_ptr + seq.to(tl.int64) * stride_tb
+    if LOOP_BY_CAPACITY:
+        # The loop's bounds and the block-table loads need no cache_len: the first page is asked for
+        # at once, in parallel with cache_len, not after it (one dependent memory latency fewer).
+        loop_end = tl.minimum(start + tokens_per_split, capacity)
+    else:
+        loop_end = end
+    for tile_start in range(start, loop_end, TILE):
+        tokens = tile_start + offs_t
+        valid = tokens < end
+        if LOOP_BY_CAPACITY:
+            pages = tl.load(table + tokens // PAGE_SIZE, mask=tokens < loop_end, other=0).to(tl.int64)
+        else:
+            pages = tl.load(table + tokens // PAGE_SIZE, mask=valid, other=0).to(tl.int64)
+        slots = tokens % PAGE_SIZE
+        k = tl.load(k_head + pages[:, None] * stride_kp + slots[:, None] * stride_ks + offs_d[None, :],
+                    mask=valid[:, None], other=0.0)
+        v = tl.load(v_head + pages[:, None] * stride_vp + slots[:, None] * stride_vs + offs_d[None, :],
+                    mask=valid[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k))
+        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        if LOOP_BY_CAPACITY:  # a tile past cache_len can come first: no exp2(-inf - (-inf))
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+        else:
+            m_use = m_new
+        p = tl.math.exp2(s - m_use[:, None])
+        alpha = tl.math.exp2(m_i - m_use)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    if SPLIT_KV:
+        row = (seq * num_q_heads + heads) * num_splits + split
+        if EMPTY_PARTIALS:
+            keep = head_ok  # an empty split stores (-inf, 0, 0): the combine needs no cache_len
+        else:
+            keep = head_ok & (start + 0 * offs_g < cache_len)
+        tl.store(part_m_ptr + row, m_i, mask=keep)
+        tl.store(part_l_ptr + row, l_i, mask=keep)
+        tl.store(part_acc_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=keep[:, None])
+        if TICKET:
+            n_valid = (cache_len + tokens_per_split - 1) // tokens_per_split
+            if start < cache_len:
+                tl.debug_barrier()  # every thread's partial stores before the ticket
+                counter = count_ptr + seq * num_kv + kv_head
+                ticket = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+                if ticket == n_valid - 1:
+                    offs_s = tl.arange(0, SPLITS_PAD)
+                    ok = offs_s < n_valid
+                    for g in range(GROUP):  # a loop, not unrolled: the merge must not raise the registers
+                        prow = (seq * num_q_heads + kv_head * GROUP + g) * num_splits + offs_s
+                        pm = tl.load(part_m_ptr + prow, mask=ok, other=float("-inf"), cache_modifier=".cg")
+                        pl = tl.load(part_l_ptr + prow, mask=ok, other=0.0, cache_modifier=".cg")
+                        w = tl.math.exp2(pm - tl.max(pm, 0))
+                        inv = 1.0 / tl.sum(w * pl, 0)
+                        for c in tl.static_range(HEAD_DIM // 32):  # 32 columns at a time: 16 registers
+                            offs_c = c * 32 + tl.arange(0, 32)
+                            pacc = tl.load(part_acc_ptr + prow[:, None] * HEAD_DIM + offs_c[None, :], mask=ok[:, None],
+                                           other=0.0, cache_modifier=".cg")
+                            o = tl.sum(w[:, None] * pacc, 0) * inv
+                            tl.store(out_ptr + seq * stride_ob + (kv_head * GROUP + g) * stride_oh + offs_c,
+                                     o.to(out_ptr.dtype.element_ty))
+                    tl.atomic_xchg(counter, 0)
+            if (cache_len == 0) & (split == 0):  # no ticket is taken: split 0 writes the zeros
+                tl.store(out_ptr + seq * stride_ob + heads[:, None] * stride_oh + offs_d[None, :],
+                         tl.zeros((GROUP_PAD, HEAD_DIM), tl.float32).to(out_ptr.dtype.element_ty), mask=head_ok[:, None])
+    else:
+        l_safe = tl.where(l_i == 0.0, 1.0, l_i)
+        tl.store(out_ptr + seq * stride_ob + heads[:, None] * stride_oh + offs_d[None, :],
+                 (acc / l_safe[:, None]).to(out_ptr.dtype.element_ty), mask=head_ok[:, None])
+
+
+@triton.jit
+def split_bd_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, out_ptr,
+                    part_m_ptr, part_l_ptr, part_acc_ptr,
+                    stride_qb, stride_qh, stride_kp, stride_ks, stride_vp, stride_vs,
+                    stride_tb, stride_ob, stride_oh, tokens_per_split, capacity, qk_scale,
+                    GROUP: tl.constexpr, HEADS: tl.constexpr, ROWS: tl.constexpr, HEAD_DIM: tl.constexpr,
+                    PAGE_SIZE: tl.constexpr, TILE: tl.constexpr, SPLIT_KV: tl.constexpr):
+    # HEADS consecutive KV heads per program: each token's rows of those heads are HEADS * D contiguous
+    # elements, read as one row. The HEADS * G query rows sit block-diagonally in a (ROWS, HEADS * D)
+    # matrix (row r holds its query in the columns of its KV head r // G, zeros elsewhere), so one
+    # tl.dot gives every row its scores against its own head; p @ V gives each row the values of every
+    # head, and only its own head's columns are stored.
+    split = tl.program_id(0)
+    head_group = tl.program_id(1)
+    seq = tl.program_id(2)
+    num_splits = tl.num_programs(0)
+    num_q_heads = tl.num_programs(1) * HEADS * GROUP
+    cache_len = tl.load(cache_lens_ptr + seq)
+    start = split * tokens_per_split
+    end = tl.minimum(start + tokens_per_split, cache_len)
+    loop_end = tl.minimum(start + tokens_per_split, capacity)
+    offs_r = tl.arange(0, ROWS)
+    offs_c = tl.arange(0, HEADS * HEAD_DIM)
+    offs_t = tl.arange(0, TILE)
+    heads = head_group * HEADS * GROUP + offs_r  # query head of each row
+    row_ok = offs_r < HEADS * GROUP
+    own = (offs_c[None, :] // HEAD_DIM == offs_r[:, None] // GROUP) & row_ok[:, None]  # (ROWS, HEADS*D)
+    q = tl.load(q_ptr + seq * stride_qb + heads[:, None] * stride_qh + (offs_c % HEAD_DIM)[None, :], mask=own, other=0.0)
+    m_i = tl.full((ROWS,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((ROWS,), dtype=tl.float32)
+    acc = tl.zeros((ROWS, HEADS * HEAD_DIM), dtype=tl.float32)
+    col0 = head_group.to(tl.int64) * HEADS * HEAD_DIM  # the first KV head's column in a token's row
+    table = block_table_ptr + seq.to(tl.int64) * stride_tb
+    for tile_start in range(start, loop_end, TILE):
+        tokens = tile_start + offs_t
+        valid = tokens < end
+        pages = tl.load(table + tokens // PAGE_SIZE, mask=tokens < loop_end, other=0).to(tl.int64)
+        slots = tokens % PAGE_SIZE
+        k = tl.load(k_cache_ptr + col0 + pages[:, None] * stride_kp + slots[:, None] * stride_ks + offs_c[None, :],
+                    mask=valid[:, None], other=0.0)
+        v = tl.load(v_cache_ptr + col0 + pages[:, None] * stride_vp + slots[:, None] * stride_vs + offs_c[None, :],
+                    mask=valid[:, None], other=0.0)
+        s = tl.dot(q, tl.trans(k))
+        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+        p = tl.math.exp2(s - m_use[:, None])
+        alpha = tl.math.exp2(m_i - m_use)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_new
+    if SPLIT_KV:
+        row = (seq * num_q_heads + heads) * num_splits + split
+        tl.store(part_m_ptr + row, m_i, mask=row_ok)
+        tl.store(part_l_ptr + row, l_i, mask=row_ok)
+        tl.store(part_acc_ptr + row[:, None] * HEAD_DIM + (offs_c % HEAD_DIM)[None, :], acc, mask=own)
+    else:
+        l_safe = tl.where(l_i == 0.0, 1.0, l_i)
+        tl.store(out_ptr + seq * stride_ob + heads[:, None] * stride_oh + (offs_c % HEAD_DIM)[None, :],
+                 (acc / l_safe[:, None]).to(out_ptr.dtype.element_ty), mask=own)
+
+
+def bd_launcher(q, k_cache, v_cache, table, lens, config, heads, merge="two-launch"):
+    TILE, warps, stages, per_sm = config
+    B, Hq, d = q.shape
+    _, page_size, Hkv, _ = k_cache.shape
+    group = Hq // Hkv
+    capacity = table.shape[1] * page_size
+    splits = sol.num_splits(capacity, B, Hkv // heads, sol._num_sms(q.device), tile_tokens=TILE, programs_per_sm=per_sm)
+    tiles = max(1, triton.cdiv(capacity, TILE))
+    splits = triton.cdiv(tiles, triton.cdiv(tiles, splits))
+    tokens_per_split = triton.cdiv(tiles, splits) * TILE
+    out = torch.empty((B, Hq, d), dtype=q.dtype, device=q.device)
+    split_kv = splits > 1
+    part_m = torch.empty((B, Hq, splits), dtype=torch.float32, device=q.device)
+    part_l = torch.empty((B, Hq, splits), dtype=torch.float32, device=q.device)
+    part_acc = torch.empty((B, Hq, splits, d), dtype=torch.float32, device=q.device)
+    resources = {}
+
+    def run():
+        compiled = split_bd_kernel[(splits, Hkv // heads, B)](
+            q, k_cache, v_cache, table, lens, out, part_m, part_l, part_acc, q.stride(0), q.stride(1),
+            k_cache.stride(0), k_cache.stride(1), v_cache.stride(0), v_cache.stride(1), table.stride(0),
+            out.stride(0), out.stride(1), tokens_per_split, capacity, 1 / math.sqrt(d) * sol.LOG2E,
+            GROUP=group, HEADS=heads, ROWS=max(16, triton.next_power_of_2(heads * group)), HEAD_DIM=d,
+            PAGE_SIZE=page_size, TILE=TILE, SPLIT_KV=split_kv, num_warps=warps, num_stages=stages)
+        if compiled is not None:
+            resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
+        if split_kv and merge == "two-launch":
+            combine_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
+                                    tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
+                                    PDL=False, NO_LEN=False, num_warps=4)
+        return out
+    return run, splits, resources
+
+
+@triton.jit
+def combine_kernel(part_m_ptr, part_l_ptr, part_acc_ptr, cache_lens_ptr, out_ptr, stride_ob, stride_oh,
+                   tokens_per_split, num_splits, HEAD_DIM: tl.constexpr, SPLITS_PAD: tl.constexpr, PDL: tl.constexpr,
+                   NO_LEN: tl.constexpr):
+    # The solution's combine kernel, with an optional wait for the split kernel's memory (PDL).
+    if PDL:
+        gdc_wait()
     seq = tl.program_id(0)
     head = tl.program_id(1)
     num_q_heads = tl.num_programs(1)
-    cache_len = tl.load(cache_lens_ptr + seq)
-    n_valid = (cache_len + tokens_per_split - 1) // tokens_per_split
     offs_s = tl.arange(0, SPLITS_PAD)
-    offs_d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
-    ok = offs_s < n_valid
+    offs_d = tl.arange(0, HEAD_DIM)
+    if NO_LEN:
+        ok = offs_s < num_splits
+    else:
+        cache_len = tl.load(cache_lens_ptr + seq)
+        n_valid = (cache_len + tokens_per_split - 1) // tokens_per_split
+        ok = offs_s < n_valid
     row = (seq * num_q_heads + head) * num_splits + offs_s
     m = tl.load(part_m_ptr + row, mask=ok, other=float("-inf"))
     l = tl.load(part_l_ptr + row, mask=ok, other=0.0)
@@ -55,17 +296,23 @@ def combine_d_kernel(part_m_ptr, part_l_ptr, part_acc_ptr, cache_lens_ptr, out_p
     w = tl.math.exp2(m - m_ref)
     total = tl.sum(w * l, 0)
     out = tl.sum(w[:, None] * acc, 0) / tl.where(total == 0.0, 1.0, total)
-    tl.store(out_ptr + seq * stride_ob + head * stride_oh + offs_d * stride_od, out.to(out_ptr.dtype.element_ty))
+    tl.store(out_ptr + seq * stride_ob + head * stride_oh + offs_d, out.to(out_ptr.dtype.element_ty))
 
 
-def launcher(q, k_cache, v_cache, table, lens, config, split_only=False):
+#: mode -> (merge, flags): merge is "two-launch", "split-only", "pdl" or "ticket"; "cap" loops by capacity
+#: (LOOP_BY_CAPACITY), "nolen" stores empty partials and merges without cache_len.
+MODES = ("two-launch", "split-only", "pdl", "cap-two-launch", "cap-split-only", "cap-nolen-two-launch",
+         "cap-nolen-pdl")
+
+
+def launcher(q, k_cache, v_cache, table, lens, config, mode):
     TILE, warps, stages, per_sm = config[:4]
-    block_d = config[4] if len(config) > 4 else None
+    maxnreg = {"maxnreg": config[4]} if len(config) > 4 and config[4] else {}  # a register cap: more programs fit
     B, Hq, d = q.shape
     _, page_size, Hkv, _ = k_cache.shape
     group = Hq // Hkv
     capacity = table.shape[1] * page_size
-    splits = sol.num_splits(capacity, B, Hkv, torch.cuda.get_device_properties(0).multi_processor_count,
+    splits = sol.num_splits(capacity, B, Hkv, sol._num_sms(q.device),
                             tile_tokens=TILE, programs_per_sm=per_sm)
     tiles = max(1, triton.cdiv(capacity, TILE))
     tiles_per_split = triton.cdiv(tiles, splits)
@@ -76,88 +323,261 @@ def launcher(q, k_cache, v_cache, table, lens, config, split_only=False):
     part_m = torch.empty((B, Hq, splits), dtype=torch.float32, device=q.device)
     part_l = torch.empty((B, Hq, splits), dtype=torch.float32, device=q.device)
     part_acc = torch.empty((B, Hq, splits, d), dtype=torch.float32, device=q.device)
+    count = torch.zeros((B * Hkv,), dtype=torch.int32, device=q.device)
+    merge = mode.split("-", 2)[-1] if mode.startswith("cap-nolen") else mode.removeprefix("cap-")
+    flags = set(mode.split("-"))
+    pdl = merge == "pdl" and split_kv
+    ticket = merge == "ticket" and split_kv
+    splits_pad = triton.next_power_of_2(splits) if ticket else 1  # a constant only the ticket merge reads
+    resources = {}
 
     def run():
-        compiled = sol.decode_split_kernel[(splits, Hkv, B)](
-            q, k_cache, v_cache, table, lens, out, part_m, part_l, part_acc,
-            *q.stride(), *k_cache.stride(), *v_cache.stride(), *table.stride(), *out.stride(),
-            tokens_per_split, 1 / math.sqrt(d) * sol.LOG2E,
+        compiled = split_kernel[(splits, Hkv, B)](
+            q, k_cache, v_cache, table, lens, out, part_m, part_l, part_acc, count,
+            q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), table.stride(0), out.stride(0), out.stride(1),
+            tokens_per_split, capacity, 1 / math.sqrt(d) * sol.LOG2E,
             GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=d, PAGE_SIZE=page_size,
-            TILE=TILE, SPLIT_KV=split_kv, num_warps=warps, num_stages=stages)
-        resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
-        if split_kv and not split_only and block_d:
-            combine_d_kernel[(B, Hq, d // block_d)](
-                part_m, part_l, part_acc, lens, out, *out.stride(), tokens_per_split, splits,
-                HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits), BLOCK_D=block_d, num_warps=4)
-        elif split_kv and not split_only:
-            sol.decode_combine_kernel[(B, Hq)](
-                part_m, part_l, part_acc, lens, out, *out.stride(), tokens_per_split, splits,
-                HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits), num_warps=4)
+            TILE=TILE, SPLIT_KV=split_kv, PDL=pdl, TICKET=ticket, SPLITS_PAD=splits_pad,
+            LOOP_BY_CAPACITY="cap" in flags, EMPTY_PARTIALS="nolen" in flags, num_warps=warps, num_stages=stages,
+            **maxnreg)
+        if compiled is not None:  # None in the interpreter
+            resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
+        if split_kv and merge in ("two-launch", "pdl"):
+            combine_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
+                                    tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
+                                    PDL=pdl, NO_LEN="nolen" in flags, num_warps=4, launch_pdl=pdl)
         return out
-    resources = {}
     return run, splits, resources
 
 
-ceiling, _ = perf.measure_ceiling(refresh=True)
-rows = []
-started = time.time()
-SHAPES = ((1, 32768), (8, 8192), (64, 4096))
-# The first sweep (64-4-3-4 best at B = 1 and 8; more, shorter splits and 8 warps worse) narrowed to the
-# neighbours of the best, fewer splits (1 and 2 programs per SM), and the combine cut along D.
-CONFIGS = ([c for c in itertools.product((64,), (4,), (2, 3), (1, 2, 4))] + [(32, 4, 4, 2), (32, 4, 4, 4), (128, 4, 2, 2)]
-           + [(64, 4, 3, 4, bd) for bd in (16, 32, 64)] + [(64, 4, 2, 4, 32)])
-for (B, S), page in itertools.product(SHAPES, (16, 64)):
-    q, k, v, table, lens = paged_inputs(B, S, page)
-    moved = nbytes(B, S, page)
-    ref = sol.decode_attention(q, k, v, table, lens).float()
-    plain = torch.randn(moved // 2, device="cuda", dtype=torch.bfloat16)
-    parts = torch.empty(triton.cdiv(plain.numel(), 4096), device="cuda")
-    timed = {"read": (perf.graphed(lambda: read_kernel[(parts.numel(),)](plain, parts, plain.numel(), BLOCK=4096)), None),
-             "default": (perf.graphed(lambda: sol.decode_attention(q, k, v, table, lens)), None)}
-    keep = []
-    for config in CONFIGS:
-        if page == 64 and config[0] == 32:
-            continue  # TILE < page: covered at page 16
-        print("config", B, S, page, config, flush=True)  # the last line before a crash names the culprit
-        try:
-            run, splits, resources = launcher(q, k, v, table, lens, config)
-            err = float((run().float() - ref).abs().max())
-            split, _, _ = launcher(q, k, v, table, lens, config, split_only=True)
-            graphs = (perf.graphed(run), perf.graphed(split))
-            for graph in graphs:
+@triton.jit
+def pattern_read_kernel(k_ptr, v_ptr, table_ptr, part_ptr, tokens_per_prog, n_tokens, stride_tb,
+                        H_KV: tl.constexpr, HEADS: tl.constexpr, HEAD_DIM: tl.constexpr, PAGE_SIZE: tl.constexpr,
+                        TILE: tl.constexpr, USE_TABLE: tl.constexpr):
+    # Decode's memory access with no attention arithmetic: program (split, head group, seq) reads the
+    # K and V rows of HEADS KV heads (HEADS * D contiguous elements per token, pages of
+    # PAGE_SIZE tokens x H_KV heads), through the block table or (USE_TABLE False) pages in order.
+    split = tl.program_id(0)
+    group = tl.program_id(1)
+    seq = tl.program_id(2)
+    start = split * tokens_per_prog
+    end = tl.minimum(start + tokens_per_prog, n_tokens)
+    offs_t = tl.arange(0, TILE)
+    offs_c = group * HEADS * HEAD_DIM + tl.arange(0, HEADS * HEAD_DIM)
+    acc = tl.zeros((TILE, HEADS * HEAD_DIM), tl.float32)
+    for t0 in range(start, end, TILE):
+        tokens = t0 + offs_t
+        ok = tokens < end
+        if USE_TABLE:
+            pages = tl.load(table_ptr + seq * stride_tb + tokens // PAGE_SIZE, mask=ok, other=0).to(tl.int64)
+        else:
+            pages = (seq * n_tokens + tokens).to(tl.int64) // PAGE_SIZE
+        rows = (pages * PAGE_SIZE + tokens % PAGE_SIZE) * (H_KV * HEAD_DIM)
+        k = tl.load(k_ptr + rows[:, None] + offs_c[None, :], mask=ok[:, None], other=0.0)
+        v = tl.load(v_ptr + rows[:, None] + offs_c[None, :], mask=ok[:, None], other=0.0)
+        acc += k.to(tl.float32) + v.to(tl.float32)
+    tl.store(part_ptr + (seq * tl.num_programs(1) + group) * tl.num_programs(0) + split, tl.sum(tl.sum(acc, 1), 0))
+
+
+def pattern_reader(k, v, table, B, S, heads, use_table, per_sm, tile_bytes=16384, warps=4, stages=3):
+    _, page, Hkv, d = k.shape
+    tile = tile_bytes // (heads * d * k.element_size())
+    pairs = B * (Hkv // heads)
+    splits = max(1, min(per_sm * sol._num_sms(k.device) // pairs, triton.cdiv(S, tile)))
+    per = triton.cdiv(triton.cdiv(S, tile), splits) * tile
+    splits = triton.cdiv(S, per)
+    part = torch.empty(splits * pairs, device=k.device)
+    return lambda: pattern_read_kernel[(splits, Hkv // heads, B)](
+        k, v, table, part, per, S, table.stride(0), H_KV=Hkv, HEADS=heads, HEAD_DIM=d, PAGE_SIZE=page,
+        TILE=tile, USE_TABLE=use_table, num_warps=warps, num_stages=stages)
+
+
+#: The three sweeps, as they ran (``--part NAME``; all three by default). Configurations are (TILE,
+#: num_warps, num_stages, programs per SM[, maxnreg]); patterns (KV heads per program, through the
+#: block table, programs per SM); bd (KV heads per program, configuration) of the block-diagonal kernel.
+PARTS = {
+    # num_stages: the K/V ring of one, two and three slots; four ways to merge.
+    "pipeline": dict(configs=[(64, 4, 3, 4), (64, 4, 5, 3), (64, 8, 5, 3), (64, 4, 7, 2), (32, 4, 5, 4), (32, 4, 7, 4),
+                              (32, 8, 7, 4), (16, 4, 10, 5), (128, 8, 5, 1)],
+                     modes=("two-launch", "split-only", "pdl", "ticket"), patterns=(), bd=()),
+    # The first page asked for without cache_len, a merge without cache_len, PDL; decode's reads with no
+    # arithmetic; several KV heads per program.
+    "merge": dict(configs=[(64, 4, 3, 4), (32, 4, 5, 4), (32, 4, 5, 5)], modes=MODES,
+                  patterns=((1, True, 4), (1, False, 4), (2, True, 4), (8, True, 4), (8, False, 4), (1, True, 8),
+                            (8, True, 8)),
+                  bd=((2, (16, 4, 5, 4)), (2, (32, 4, 5, 3)), (2, (32, 8, 5, 3)), (4, (16, 4, 5, 2)))),
+    # More programs per SM: a register cap of 64 (8 programs of 4 warps fit the registers), tiles of 16.
+    "occupancy": dict(configs=[(32, 4, 5, 4), (32, 4, 5, 5, 64), (32, 4, 5, 8, 64), (32, 4, 3, 8, 64),
+                               (32, 4, 3, 6, 64), (16, 4, 5, 8), (16, 4, 5, 6)],
+                      modes=("two-launch", "split-only", "cap-split-only", "cap-nolen-pdl", "cap-nolen-two-launch"),
+                      patterns=((1, True, 4), (1, True, 8)), bd=()),
+}
+
+
+def main(ceiling, part: str) -> list[dict]:
+    rows = []
+    started = time.time()
+    shapes = ((1, 32768), (8, 8192), (64, 4096))
+    configs, modes = PARTS[part]["configs"], PARTS[part]["modes"]
+    patterns, bd_configs = PARTS[part]["patterns"], PARTS[part]["bd"]
+    # Correctness of every variant first, on a small mixed-length batch (a zero-length sequence included).
+    gen = torch.Generator().manual_seed(3)
+    lens_small = [700, 1, 0, 4097, 65]
+    for page in (16,):
+        pages = [-(-n // page) for n in lens_small]
+        num_pages = sum(pages) + 2
+        k = torch.randn((num_pages, page, H_KV, D), generator=gen).bfloat16().cuda()
+        v = torch.randn((num_pages, page, H_KV, D), generator=gen).bfloat16().cuda()
+        order = torch.randperm(num_pages, generator=gen)
+        table = torch.zeros((len(lens_small), max(pages)), dtype=torch.int32)
+        used = 0
+        for b, n in enumerate(pages):
+            table[b, :n] = order[used:used + n]
+            used += n
+        table, lens = table.cuda(), torch.tensor(lens_small, dtype=torch.int32).cuda()
+        q = torch.randn((len(lens_small), H_Q, D), generator=gen).bfloat16().cuda()
+        want = reference(q, k, v, table, lens, scale=1 / math.sqrt(D))
+        for config, mode in itertools.product(configs, modes):
+            if "split-only" in mode:
+                continue
+            try:
+                run, splits, _ = launcher(q, k, v, table, lens, config, mode)
+                errs = []
+                for _ in range(3):  # again and again: the ticket counter must reset itself
+                    errs.append(float((run().double() - want).abs().max()))
+                rows.append({"part": f"{part}-check", "config": list(config), "mode": mode, "page_size": page,
+                             "splits": splits, "max_abs_error": max(errs)})
+            except Exception as exc:  # noqa: BLE001
+                rows.append({"part": f"{part}-check", "config": list(config), "mode": mode, "page_size": page,
+                             "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        for heads, config in bd_configs:
+            try:
+                run, splits, _ = bd_launcher(q, k, v, table, lens, config, heads)
+                rows.append({"part": f"{part}-check", "config": list(config), "mode": f"bd{heads}", "page_size": page,
+                             "splits": splits, "max_abs_error": float((run().double() - want).abs().max())})
+            except Exception as exc:  # noqa: BLE001
+                rows.append({"part": f"{part}-check", "config": list(config), "mode": f"bd{heads}", "page_size": page,
+                             "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+    bad = [r for r in rows if r.get("error") or r.get("max_abs_error", 0) > 2e-2]
+    print(f"checks: {len(rows)} rows, {len(bad)} bad", bad[:4], flush=True)
+
+    for (B, S), page in itertools.product(shapes, (16, 64)):
+        q, k, v, table, lens = paged_inputs(B, S, page)
+        moved = nbytes(B, S, page)
+        want = sol.decode_attention(q, k, v, table, lens).float()
+        plain = torch.randn(moved // 2, device="cuda", dtype=torch.bfloat16)
+        parts = torch.empty(triton.cdiv(plain.numel(), 4096), device="cuda")
+        raw = {"read": lambda: read_kernel[(parts.numel(),)](plain, parts, plain.numel(), BLOCK=4096),
+               "solution": lambda: sol.decode_attention(q, k, v, table, lens),
+               "empty": lambda: empty_kernel[(1,)](parts)}
+        timed = {name: (perf.graphed(fn), {}) for name, fn in raw.items()}
+        keep = []
+        for heads, use_table, per_sm in patterns:
+            name = f"pattern-h{heads}-{'table' if use_table else 'inorder'}-p{per_sm}"
+            try:
+                fn = pattern_reader(k, v, table, B, S, heads, use_table, per_sm)
+                fn()
+                timed[name] = (perf.graphed(fn), {})
+                raw[name] = fn
+            except Exception as exc:  # noqa: BLE001
+                rows.append({"part": f"{part}-sweep", "kernel": name, "B": B, "S_k": S, "page_size": page,
+                             "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        for config, mode in itertools.product(configs, modes):
+            name = f"{'-'.join(map(str, config))}/{mode}"
+            print("config", B, S, page, name, flush=True)
+            try:
+                run, splits, resources = launcher(q, k, v, table, lens, config, mode)
+                out = run()
+                err = float((out.float() - want).abs().max()) if "split-only" not in mode else None
+                graph = perf.graphed(run)
                 graph()
                 torch.cuda.synchronize()
-            # The closures hold the outputs and partials the graphs write into: keep them alive with the graphs.
-            keep.append((run, split))
-            timed[f"config-{'-'.join(map(str, config))}"] = (graphs[0], {"splits": splits, "err": err, **resources})
-            timed[f"split-only-{'-'.join(map(str, config))}"] = (graphs[1], {"splits": splits})
-        except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory
-            rows.append({"kernel": f"config-{'-'.join(map(str, config))}", "B": B, "S_k": S, "page_size": page,
-                         "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
-    runs = {name: [] for name in timed}
-    for _ in range(2):
-        for name, (fn, _) in timed.items():
-            runs[name].append(perf.time_ms_clean_l2(fn, reps=40))
-    for name, times in runs.items():
-        ms = statistics.median(times)
-        rows.append({"kernel": name, "B": B, "S_k": S, "page_size": page, "ms": round(ms, 5),
-                     "ms_runs": [round(t, 5) for t in times], "bytes": moved,
-                     "fraction": round(perf.gbps(moved, ms) / ceiling.ceiling_gbps, 4), **(timed[name][1] or {})})
-    print(f"B {B} S {S} page {page}: {time.time() - started:.0f} s", flush=True)
-    del q, k, v, table, lens, plain, timed, keep
-    torch.cuda.empty_cache()
+                keep.append(run)
+                raw[name] = run
+                timed[name] = (graph, {"config": list(config), "mode": mode, "splits": splits, "err": err, **resources})
+            except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory, PDL not capturable
+                rows.append({"part": f"{part}-sweep", "kernel": name, "B": B, "S_k": S, "page_size": page,
+                             "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        for (heads, config), merge in itertools.product(bd_configs, ("two-launch", "split-only")):
+            name = f"bd{heads}-{'-'.join(map(str, config))}/{merge}"
+            try:
+                run, splits, resources = bd_launcher(q, k, v, table, lens, config, heads, merge)
+                out = run()
+                err = float((out.float() - want).abs().max()) if merge != "split-only" else None
+                graph = perf.graphed(run)
+                keep.append(run)
+                raw[name] = run
+                timed[name] = (graph, {"config": list(config), "mode": f"bd{heads}-{merge}", "splits": splits,
+                                       "err": err, **resources})
+            except Exception as exc:  # noqa: BLE001
+                rows.append({"part": f"{part}-sweep", "kernel": name, "B": B, "S_k": S, "page_size": page,
+                             "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        runs = {name: [] for name in timed}
+        for _ in range(2):
+            for name, (fn, _) in timed.items():
+                runs[name].append(perf.time_ms_clean_l2(fn, reps=40))
+        # The same kernels as nodes of a graph of 16 steps, each after a read flush (grader.perf.time_ms_in_graph).
+        in_graph = {name: [] for name in timed}
+        for _ in range(2):
+            for name in timed:
+                try:
+                    in_graph[name].append(perf.time_ms_in_graph(raw[name]))
+                except Exception as exc:  # noqa: BLE001
+                    rows.append({"part": f"{part}-in-graph", "kernel": name, "B": B, "S_k": S, "page_size": page,
+                                 "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+        for name, times in runs.items():
+            ms = statistics.median(times)
+            row = {"part": f"{part}-sweep", "kernel": name, "B": B, "S_k": S, "page_size": page, "ms": round(ms, 5),
+                   "ms_runs": [round(t, 5) for t in times], "bytes": moved,
+                   "fraction": round(perf.gbps(moved, ms) / ceiling.ceiling_gbps, 4), **timed[name][1]}
+            if in_graph[name]:
+                ms_graph = statistics.median(in_graph[name])
+                row.update(ms_in_graph=round(ms_graph, 5), ms_in_graph_runs=[round(t, 5) for t in in_graph[name]],
+                           fraction_in_graph=round(perf.gbps(moved, ms_graph) / ceiling.ceiling_gbps, 4))
+            rows.append(row)
+        print(f"B {B} S {S} page {page}: {time.time() - started:.0f} s", flush=True)
+        del q, k, v, table, lens, plain, timed, keep
+        torch.cuda.empty_cache()
 
-meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-        "date": time.strftime("%Y-%m-%d"), "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
-        "timing": "CUDA graph replay after a read flush (grader.perf.time_ms_clean_l2), median of 40, two turns"}
-json.dump({"meta": meta, "rows": rows}, open(os.path.join(OUT, "decode_probe.json"), "w"), indent=1)
-print("\n=== best per shape (fraction of the ceiling) ===")
-for (B, S), page in itertools.product(SHAPES, (16, 64)):
-    mine = [r for r in rows if r["B"] == B and r["page_size"] == page and "fraction" in r]
-    get = {r["kernel"]: r for r in mine}
-    configs = sorted((r for r in mine if r["kernel"].startswith("config-")), key=lambda r: -r["fraction"])[:4]
-    print(f"B {B:2d} S {S:5d} page {page}: read {get['read']['fraction']:.3f} default {get['default']['fraction']:.3f} | "
-          + " ".join(f"{r['kernel'][7:]}:{r['fraction']:.3f}(split {get['split-only-' + r['kernel'][7:]]['fraction']:.3f}, s{r['splits']})"
-                     for r in configs))
-errors = [r for r in rows if "error" in r]
-print(len(errors), "configs failed", errors[:3])
+    print(f"\n=== {part}: fraction of the ceiling ({ceiling.ceiling_gbps:.1f} GB/s), timed | in a graph; "
+          f"per config: {' '.join(modes)} ===")
+    for (B, S), page in itertools.product(shapes, (16, 64)):
+        get = {r["kernel"]: r for r in rows if r["part"] == f"{part}-sweep" and r["B"] == B and r["page_size"] == page}
+        print(f"B {B:2d} S {S:5d} page {page}: empty {get['empty']['ms'] * 1e3:.2f} us ({get['empty'].get('ms_in_graph', 0) * 1e3:.2f})  "
+              f"read {get['read']['fraction']:.3f} ({get['read'].get('fraction_in_graph')})  "
+              f"solution {get['solution']['fraction']:.3f} ({get['solution'].get('fraction_in_graph')})  "
+              + " ".join(f"{n[8:]}:{r['fraction']:.3f}|{r.get('fraction_in_graph')}" for n, r in get.items()
+                       if n.startswith("pattern") and "fraction" in r))
+        for config in configs:
+            c = "-".join(map(str, config))
+            cells = [f"{get[f'{c}/{m}']['fraction']:.3f}|{get[f'{c}/{m}'].get('fraction_in_graph')}"
+                     if "fraction" in get.get(f"{c}/{m}", {}) else "  -  " for m in modes]
+            extra = get.get(f"{c}/two-launch", {})
+            print(f"    {c:>10}: {' '.join(cells)}  s{extra.get('splits')} r{extra.get('n_regs')} sh{extra.get('shared')}")
+        for (heads, config) in bd_configs:
+            c = f"bd{heads}-{'-'.join(map(str, config))}"
+            cells = [f"{get[f'{c}/{m}']['fraction']:.3f}|{get[f'{c}/{m}'].get('fraction_in_graph')}"
+                     if "fraction" in get.get(f"{c}/{m}", {}) else "  -  " for m in ("two-launch", "split-only")]
+            extra = get.get(f"{c}/two-launch", {})
+            print(f"    {c:>14}: {' '.join(cells)}  s{extra.get('splits')} r{extra.get('n_regs')} sh{extra.get('shared')}")
+    errors = [r for r in rows if "error" in r]
+    print(len(errors), "errors", [(r.get("kernel") or r.get("mode"), r["error"][:120]) for r in errors[:6]])
+    return rows
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=sorted(PARTS), action="append", help="one sweep (repeatable); all by default")
+    args = parser.parse_args()
+    ceiling, _ = perf.measure_ceiling(refresh=True)
+    rows = []
+    for part in args.part or list(PARTS):
+        rows += main(ceiling, part)
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+            "date": time.strftime("%Y-%m-%d"), "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
+            "timing": "CUDA graph replay after a read flush (grader.perf.time_ms_clean_l2), median of 40, two turns; "
+                      "fraction_in_graph: grader.perf.time_ms_in_graph, two turns"}
+    json.dump({"meta": meta, "rows": rows}, open(os.path.join(OUT, "decode_probe.json"), "w"), indent=1)
