@@ -133,9 +133,9 @@ def time_ms_in_graph(fn: Callable[[], object], *, steps: int = 16, reps: int = 1
     Their replays are timed in turns; the difference of the medians over ``steps`` is what ``fn``
     adds to a step of a server that replays its whole decode step from one graph: its kernels and
     the boundaries between them, without the graph's own launch and the timing events, which
-    `time_ms_clean_l2` charges to every call (an empty kernel timed that way takes about 3 µs on the
-    H200, a tenth of a 134 MB decode step: the ``empty-triton`` row of
-    docs/measurements/h200-ex08-decode-configs.json). ``fn``'s tensors must live outside it or be
+    `time_ms_clean_l2` charges to every call (an empty kernel timed that way takes 3 to 4 µs on the
+    H200, a tenth of a 134 MB decode step, and about 1 µs timed this way: the ``empty-triton`` and
+    ``empty`` rows of docs/measurements/h200-ex08-decode-configs.json). ``fn``'s tensors must live outside it or be
     allocated in it (they then come from the graph's private pool).
     """
     flush = torch.empty(gpu_info().l2_bytes, dtype=torch.float32, device="cuda")
