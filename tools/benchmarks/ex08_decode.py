@@ -130,22 +130,33 @@ def _in_turns(kernels: dict, *, rounds: int, moved: int, ceiling: float, **shape
     return rows
 
 
+def _rows_in_turns(timed: dict, timer, suffix: str, *, rounds: int, moved: int, ceiling: float, **shape) -> list[dict]:
+    """``timed``'s functions timed by ``timer`` in turns, ``rounds`` times each; rows ``NAME-SUFFIX``
+    (a timing that fails is a failed row, the others go on)."""
+    runs: dict[str, list[float]] = {name: [] for name in timed}
+    rows = []
+    for _ in range(rounds):
+        for name, fn in timed.items():
+            try:
+                runs[name].append(timer(fn))
+            except Exception as exc:
+                rows.append(failed_row(f"{name}-{suffix}", exc, **shape))
+    for name, times in runs.items():
+        if times:
+            ms = statistics.median(times)
+            rows.append(_figures({"kernel": f"{name}-{suffix}", **shape, "ms": round(ms, 5),
+                                  "ms_runs": [round(t, 5) for t in times], "flush": "read"}, moved, ceiling))
+    return rows
+
+
 def clean_l2_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 3, **shape) -> list[dict]:
     """The graph replays timed again after a read flush (`grader.perf.time_ms_clean_l2`), in turns; among
     them ``read-same-bytes-graph``, a plain read (``torch.sum``) of the step's minimum bytes. ``torch.sum``
     is not the fastest read: a Triton kernel of one 8 KiB block per program reads the same bytes faster
     (the ``read-floor`` rows of docs/measurements/h200-ex08-decode-configs.json). Rows ``NAME-clean-l2``."""
     timed = {name: fn for name, fn in kernels.items() if name.endswith("-graph")}
-    runs: dict[str, list[float]] = {name: [] for name in timed}
-    for _ in range(rounds):
-        for name, fn in timed.items():
-            runs[name].append(perf.time_ms_clean_l2(fn))
-    rows = []
-    for name, times in runs.items():
-        ms = statistics.median(times)
-        rows.append(_figures({"kernel": f"{name}-clean-l2", **shape, "ms": round(ms, 5),
-                              "ms_runs": [round(t, 5) for t in times], "flush": "read"}, moved, ceiling))
-    return rows
+    return _rows_in_turns(timed, perf.time_ms_clean_l2, "clean-l2", rounds=rounds, moved=moved, ceiling=ceiling,
+                          **shape)
 
 
 def in_graph_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 2, **shape) -> list[dict]:
@@ -154,20 +165,8 @@ def in_graph_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 2,
     step, without the graph launch and the timing events that `clean_l2_rows` charges to every call.
     Rows ``NAME-in-graph``."""
     timed = {name: kernels[name] for name in (*GRAPHED, "read-same-bytes") if name in kernels}
-    runs: dict[str, list[float]] = {name: [] for name in timed}
-    rows = []
-    for _ in range(rounds):
-        for name, fn in timed.items():
-            try:
-                runs[name].append(perf.time_ms_in_graph(fn))
-            except Exception as exc:
-                rows.append(failed_row(f"{name}-in-graph", exc, **shape))
-    for name, times in runs.items():
-        if times:
-            ms = statistics.median(times)
-            rows.append(_figures({"kernel": f"{name}-in-graph", **shape, "ms": round(ms, 5),
-                                  "ms_runs": [round(t, 5) for t in times], "flush": "read"}, moved, ceiling))
-    return rows
+    return _rows_in_turns(timed, perf.time_ms_in_graph, "in-graph", rounds=rounds, moved=moved, ceiling=ceiling,
+                          **shape)
 
 
 # --- a plain kernel: one program per (sequence, query head), no split --------------------------------

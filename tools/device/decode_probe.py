@@ -69,6 +69,23 @@ def read_kernel(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def online_step(s, valid, v, m_i, l_i, acc, qk_scale, SAFE_MAX: tl.constexpr):
+    """One tile of exercise 7's online softmax: scores ``s`` (rows, TILE), masked by ``valid``, folded with
+    ``v`` into (m, l, acc). SAFE_MAX: a tile with no valid token can come first (measure against 0)."""
+    s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    if SAFE_MAX:
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+    else:
+        m_use = m_new
+    p = tl.math.exp2(s - m_use[:, None])
+    alpha = tl.math.exp2(m_i - m_use)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return m_new, l_i, acc
+
+
+@triton.jit
 def split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, out_ptr,
                  part_m_ptr, part_l_ptr, part_acc_ptr, count_ptr,
                  stride_qb, stride_qh, stride_kp, stride_ks, stride_kh, stride_vp, stride_vs, stride_vh,
@@ -118,19 +135,8 @@ def split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_pt
                     mask=valid[:, None], other=0.0)
         v = tl.load(v_head + pages[:, None] * stride_vp + slots[:, None] * stride_vs + offs_d[None, :],
                     mask=valid[:, None], other=0.0)
-        s = tl.dot(q, tl.trans(k))
-        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        if LOOP_BY_CAPACITY:  # a tile past cache_len can come first: no exp2(-inf - (-inf))
-            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        else:
-            m_use = m_new
-        p = tl.math.exp2(s - m_use[:, None])
-        alpha = tl.math.exp2(m_i - m_use)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_new
+        # LOOP_BY_CAPACITY: a tile past cache_len can come first, so no exp2(-inf - (-inf)).
+        m_i, l_i, acc = online_step(tl.dot(q, tl.trans(k)), valid, v, m_i, l_i, acc, qk_scale, LOOP_BY_CAPACITY)
     if SPLIT_KV:
         row = (seq * num_q_heads + heads) * num_splits + split
         if EMPTY_PARTIALS:
@@ -214,16 +220,7 @@ def split_bd_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens
                     mask=valid[:, None], other=0.0)
         v = tl.load(v_cache_ptr + col0 + pages[:, None] * stride_vp + slots[:, None] * stride_vs + offs_c[None, :],
                     mask=valid[:, None], other=0.0)
-        s = tl.dot(q, tl.trans(k))
-        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        p = tl.math.exp2(s - m_use[:, None])
-        alpha = tl.math.exp2(m_i - m_use)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_new
+        m_i, l_i, acc = online_step(tl.dot(q, tl.trans(k)), valid, v, m_i, l_i, acc, qk_scale, True)
     if SPLIT_KV:
         row = (seq * num_q_heads + heads) * num_splits + split
         tl.store(part_m_ptr + row, m_i, mask=row_ok)
