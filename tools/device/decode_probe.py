@@ -2,11 +2,11 @@
 the way a server runs it: replayed from a CUDA graph after a read flush (``grader.perf.time_ms_clean_l2``),
 beside a plain Triton read of the same bytes (one 8 KiB block per program).
 
-    PYTHONPATH=. python tools/device/decode_probe.py [--part pipeline|merge|occupancy]   # $OUT/decode_probe.json
+    PYTHONPATH=. python tools/device/decode_probe.py [--part pipeline|merge|occupancy|warps]   # $OUT/decode_probe.json
 
-About 80 s a part on an H200. The rows of docs/measurements/h200-ex08-decode-configs.json whose ``part``
-starts with ``pipeline``, ``merge`` and ``occupancy`` came from these three parts (the ``pipeline`` run
-did not yet time in a graph).
+About 80 s a part on an H200 (set GRADE_CACHE_DIR where platformdirs is not installed). The rows of
+docs/measurements/h200-ex08-decode-configs.json whose ``part`` starts with ``pipeline``, ``merge``,
+``occupancy`` and ``warps`` came from these four parts (the ``pipeline`` run did not yet time in a graph).
 
 A configuration is (TILE, num_warps, num_stages, programs per SM the splits are sized for). Why
 num_stages matters here: the K and V loads depend on a block-table load, and Triton's pipeliner gives
@@ -21,6 +21,8 @@ Merges (``mode``):
                   split kernel drains and wait on ``griddepcontrol.wait``;
   ``ticket``      one launch: each split program takes a ticket from a per-(sequence, KV head) counter
                   after storing its partials, and the last one merges them (the counter is reset by it).
+A configuration ("pf", TILE, num_warps, programs per SM) runs ``split_prefetch_kernel``: num_stages 1, the
+next tile's rows loaded into registers before this tile is computed (``warps`` part).
 Prefixes: ``cap-`` bounds the loop by the block table's width and masks by ``cache_lens`` inside, so the
 first page is asked for in parallel with ``cache_lens`` rather than after it; ``cap-nolen-`` also has
 every split store its partials (an empty one stores (-inf, 0, 0)), so the combine reads no ``cache_lens``.
@@ -86,6 +88,25 @@ def online_step(s, valid, v, m_i, l_i, acc, qk_scale, SAFE_MAX: tl.constexpr):
 
 
 @triton.jit
+def store_result(m_i, l_i, acc, heads, keep, out_ptr, part_m_ptr, part_l_ptr, part_acc_ptr, stride_ob, stride_oh,
+                 num_q_heads, HEAD_DIM: tl.constexpr, SPLIT_KV: tl.constexpr):
+    """The solution's epilogue: with splits, (m, l, acc) per query head where ``keep``; with one split,
+    acc / l (zeros for an empty sequence) for the G heads (``keep`` is then head_ok)."""
+    split = tl.program_id(0)
+    seq = tl.program_id(2)
+    offs_d = tl.arange(0, HEAD_DIM)
+    if SPLIT_KV:
+        row = (seq * num_q_heads + heads) * tl.num_programs(0) + split
+        tl.store(part_m_ptr + row, m_i, mask=keep)
+        tl.store(part_l_ptr + row, l_i, mask=keep)
+        tl.store(part_acc_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=keep[:, None])
+    else:
+        l_safe = tl.where(l_i == 0.0, 1.0, l_i)
+        tl.store(out_ptr + seq * stride_ob + heads[:, None] * stride_oh + offs_d[None, :],
+                 (acc / l_safe[:, None]).to(out_ptr.dtype.element_ty), mask=keep[:, None])
+
+
+@triton.jit
 def split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, out_ptr,
                  part_m_ptr, part_l_ptr, part_acc_ptr, count_ptr,
                  stride_qb, stride_qh, stride_kp, stride_ks, stride_kh, stride_vp, stride_vs, stride_vh,
@@ -138,14 +159,12 @@ def split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_pt
         # LOOP_BY_CAPACITY: a tile past cache_len can come first, so no exp2(-inf - (-inf)).
         m_i, l_i, acc = online_step(tl.dot(q, tl.trans(k)), valid, v, m_i, l_i, acc, qk_scale, LOOP_BY_CAPACITY)
     if SPLIT_KV:
-        row = (seq * num_q_heads + heads) * num_splits + split
         if EMPTY_PARTIALS:
             keep = head_ok  # an empty split stores (-inf, 0, 0): the combine needs no cache_len
         else:
             keep = head_ok & (start + 0 * offs_g < cache_len)
-        tl.store(part_m_ptr + row, m_i, mask=keep)
-        tl.store(part_l_ptr + row, l_i, mask=keep)
-        tl.store(part_acc_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=keep[:, None])
+        store_result(m_i, l_i, acc, heads, keep, out_ptr, part_m_ptr, part_l_ptr, part_acc_ptr, stride_ob, stride_oh,
+                     num_q_heads, HEAD_DIM, True)
         if TICKET:
             n_valid = (cache_len + tokens_per_split - 1) // tokens_per_split
             if start < cache_len:
@@ -173,9 +192,69 @@ def split_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_pt
                 tl.store(out_ptr + seq * stride_ob + heads[:, None] * stride_oh + offs_d[None, :],
                          tl.zeros((GROUP_PAD, HEAD_DIM), tl.float32).to(out_ptr.dtype.element_ty), mask=head_ok[:, None])
     else:
-        l_safe = tl.where(l_i == 0.0, 1.0, l_i)
-        tl.store(out_ptr + seq * stride_ob + heads[:, None] * stride_oh + offs_d[None, :],
-                 (acc / l_safe[:, None]).to(out_ptr.dtype.element_ty), mask=head_ok[:, None])
+        store_result(m_i, l_i, acc, heads, head_ok, out_ptr, part_m_ptr, part_l_ptr, part_acc_ptr, stride_ob, stride_oh,
+                     num_q_heads, HEAD_DIM, False)
+
+
+@triton.jit
+def split_prefetch_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, out_ptr,
+                          part_m_ptr, part_l_ptr, part_acc_ptr,
+                          stride_qb, stride_qh, stride_kp, stride_ks, stride_kh, stride_vp, stride_vs, stride_vh,
+                          stride_tb, stride_ob, stride_oh, tokens_per_split, qk_scale,
+                          GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr,
+                          PAGE_SIZE: tl.constexpr, TILE: tl.constexpr, SPLIT_KV: tl.constexpr):
+    # The split kernel with its prefetch written out, for num_stages=1 (no cp.async ring): the K and
+    # V rows of the next tile are loaded into registers before this tile is computed, and the block-table
+    # entries two tiles ahead, so neither the table's latency nor the rows' sits between two tiles.
+    # The prologue is split_kernel's, written out again: through a shared helper the compiled code is not
+    # byte for byte the one that was measured (the epilogue, store_result, is).
+    split = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    seq = tl.program_id(2)
+    num_q_heads = tl.num_programs(1) * GROUP
+    cache_len = tl.load(cache_lens_ptr + seq)
+    start = split * tokens_per_split
+    end = tl.minimum(start + tokens_per_split, cache_len)
+    offs_g = tl.arange(0, GROUP_PAD)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_t = tl.arange(0, TILE)
+    heads = kv_head * GROUP + offs_g
+    head_ok = offs_g < GROUP
+    q = tl.load(q_ptr + seq * stride_qb + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    m_i = tl.full((GROUP_PAD,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((GROUP_PAD,), dtype=tl.float32)
+    acc = tl.zeros((GROUP_PAD, HEAD_DIM), dtype=tl.float32)
+    k_head = k_cache_ptr + kv_head.to(tl.int64) * stride_kh
+    v_head = v_cache_ptr + kv_head.to(tl.int64) * stride_vh
+    table = block_table_ptr + seq.to(tl.int64) * stride_tb
+    tokens = start + offs_t
+    ok = tokens < end
+    pages = tl.load(table + tokens // PAGE_SIZE, mask=ok, other=0).to(tl.int64)
+    k_next = tl.load(k_head + pages[:, None] * stride_kp + (tokens % PAGE_SIZE)[:, None] * stride_ks + offs_d[None, :],
+                     mask=ok[:, None], other=0.0)
+    v_next = tl.load(v_head + pages[:, None] * stride_vp + (tokens % PAGE_SIZE)[:, None] * stride_vs + offs_d[None, :],
+                     mask=ok[:, None], other=0.0)
+    tokens = start + TILE + offs_t
+    pages_next = tl.load(table + tokens // PAGE_SIZE, mask=tokens < end, other=0).to(tl.int64)
+    for tile_start in range(start, end, TILE):
+        k = k_next
+        v = v_next
+        valid = tile_start + offs_t < end
+        tokens = tile_start + TILE + offs_t
+        ok = tokens < end
+        k_next = tl.load(k_head + pages_next[:, None] * stride_kp + (tokens % PAGE_SIZE)[:, None] * stride_ks
+                         + offs_d[None, :], mask=ok[:, None], other=0.0)
+        v_next = tl.load(v_head + pages_next[:, None] * stride_vp + (tokens % PAGE_SIZE)[:, None] * stride_vs
+                         + offs_d[None, :], mask=ok[:, None], other=0.0)
+        tokens = tokens + TILE
+        pages_next = tl.load(table + tokens // PAGE_SIZE, mask=tokens < end, other=0).to(tl.int64)
+        m_i, l_i, acc = online_step(tl.dot(q, tl.trans(k)), valid, v, m_i, l_i, acc, qk_scale, False)
+    if SPLIT_KV:
+        keep = head_ok & (start + 0 * offs_g < cache_len)  # an empty split stores nothing
+    else:
+        keep = head_ok
+    store_result(m_i, l_i, acc, heads, keep, out_ptr, part_m_ptr, part_l_ptr, part_acc_ptr, stride_ob, stride_oh,
+                 num_q_heads, HEAD_DIM, SPLIT_KV)
 
 
 @triton.jit
@@ -303,6 +382,9 @@ MODES = ("two-launch", "split-only", "pdl", "cap-two-launch", "cap-split-only", 
 
 
 def launcher(q, k_cache, v_cache, table, lens, config, mode):
+    prefetch = config[0] == "pf"  # ("pf", TILE, num_warps, programs per SM): split_prefetch_kernel, num_stages 1
+    if prefetch:
+        config = (*config[1:3], 1, config[3])
     TILE, warps, stages, per_sm = config[:4]
     maxnreg = {"maxnreg": config[4]} if len(config) > 4 and config[4] else {}  # a register cap: more programs fit
     B, Hq, d = q.shape
@@ -328,6 +410,22 @@ def launcher(q, k_cache, v_cache, table, lens, config, mode):
     splits_pad = triton.next_power_of_2(splits) if ticket else 1  # a constant only the ticket merge reads
     resources = {}
 
+    def run_prefetch():
+        compiled = split_prefetch_kernel[(splits, Hkv, B)](
+            q, k_cache, v_cache, table, lens, out, part_m, part_l, part_acc,
+            q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), table.stride(0), out.stride(0), out.stride(1),
+            tokens_per_split, 1 / math.sqrt(d) * sol.LOG2E,
+            GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=d, PAGE_SIZE=page_size,
+            TILE=TILE, SPLIT_KV=split_kv, num_warps=warps, num_stages=1)
+        if compiled is not None:
+            resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
+        if split_kv and merge in ("two-launch", "pdl"):
+            combine_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
+                                    tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
+                                    PDL=False, NO_LEN=False, num_warps=4)
+        return out
+
     def run():
         compiled = split_kernel[(splits, Hkv, B)](
             q, k_cache, v_cache, table, lens, out, part_m, part_l, part_acc, count,
@@ -345,6 +443,9 @@ def launcher(q, k_cache, v_cache, table, lens, config, mode):
                                     tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
                                     PDL=pdl, NO_LEN="nolen" in flags, num_warps=4, launch_pdl=pdl)
         return out
+    if prefetch:
+        assert mode in ("two-launch", "split-only"), mode
+        return run_prefetch, splits, resources
     return run, splits, resources
 
 
@@ -409,6 +510,12 @@ PARTS = {
                                (32, 4, 3, 6, 64), (16, 4, 5, 8), (16, 4, 5, 6)],
                       modes=("two-launch", "split-only", "cap-split-only", "cap-nolen-pdl", "cap-nolen-two-launch"),
                       patterns=((1, True, 4), (1, True, 8)), bd=()),
+    # Two warps a program (more programs per SM for the same tile), and the prefetch written out in
+    # registers (split_prefetch_kernel, num_stages 1: its registers, not shared memory, bound the programs
+    # per SM); decode's reads at 16 programs per SM.
+    "warps": dict(configs=[(32, 4, 5, 4), (32, 4, 5, 5, 96), (32, 2, 5, 5), (32, 2, 3, 8), (16, 2, 5, 8), (64, 2, 5, 3),
+                           ("pf", 32, 4, 3), ("pf", 64, 4, 2), ("pf", 64, 8, 2), ("pf", 32, 2, 4)],
+                  modes=("two-launch", "split-only"), patterns=((1, True, 4), (1, True, 8), (1, True, 16)), bd=()),
 }
 
 
