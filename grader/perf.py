@@ -100,6 +100,14 @@ def time_ms(fn: Callable[[], object], *, warmup_ms: int = 25, rep_ms: int = 100)
     return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
 
 
+def _read_flush_buffer() -> torch.Tensor:
+    """What a read flush reads: four L2 sizes of random float32 (``l2_bytes`` elements of 4 bytes). Reading
+    it evicts the L2 and, unlike a written flush, leaves no dirty line behind."""
+    flush = torch.empty(gpu_info().l2_bytes, dtype=torch.float32, device="cuda")
+    flush.normal_()
+    return flush
+
+
 def time_ms_clean_l2(fn: Callable[[], object], *, reps: int = 60, warmup: int = 5) -> float:
     """Median time of ``fn()`` in milliseconds after an L2 flush that leaves no dirty line behind.
 
@@ -110,9 +118,7 @@ def time_ms_clean_l2(fn: Callable[[], object], *, reps: int = 60, warmup: int = 
     docs/measurements/h200-ex08-decode.json). Here the flush reads a buffer of four L2 sizes, as the
     weight reads before an attention kernel would.
     """
-    # float32 elements: l2_bytes of them fill four L2 sizes.
-    flush = torch.empty(gpu_info().l2_bytes, dtype=torch.float32, device="cuda")
-    flush.normal_()
+    flush = _read_flush_buffer()
     for _ in range(warmup):
         fn()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
@@ -138,8 +144,7 @@ def time_ms_in_graph(fn: Callable[[], object], *, steps: int = 16, reps: int = 1
     ``empty`` rows of docs/measurements/h200-ex08-decode-configs.json). ``fn``'s tensors must live outside it or be
     allocated in it (they then come from the graph's private pool).
     """
-    flush = torch.empty(gpu_info().l2_bytes, dtype=torch.float32, device="cuda")
-    flush.normal_()
+    flush = _read_flush_buffer()
     sink = torch.empty((), dtype=torch.float32, device="cuda")
     fn()
     torch.cuda.synchronize()
