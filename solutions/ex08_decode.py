@@ -217,11 +217,13 @@ def _config(page_size: int, head_dim: int) -> tuple[int, int, int, int]:
     flight while a tile is used), two at 5 and 6, three at 7 and 8 (read off the compiled TTGIR with
     Triton 3.6 and 3.9). Two slots let the next tile's loads run while this one is computed. Measured
     on the H200, replayed from CUDA graphs after a read flush (docs/measurements/h200-ex08-decode-configs.json,
-    the ``pipeline-sweep``, ``occupancy-sweep`` and ``warps-sweep`` rows, with each configuration's
-    registers and shared memory; ``tools/device/decode_probe.py``): this was the fastest at one and
-    eight sequences and level with the rest at 64; three slots, larger tiles, more warps, and more
-    programs per SM (register caps of 64 and 96, or two warps a program) were all slower, and so was
-    the next tile loaded into registers by hand instead of the pipeliner's ring.
+    the ``pipeline-sweep``, ``occupancy-sweep``, ``warps-sweep``, ``wgmma-sweep`` and ``waves-sweep``
+    rows, with each configuration's registers and shared memory; ``tools/device/decode_probe.py``):
+    this was the fastest at one and eight sequences and level with the rest at 64; three slots, larger
+    tiles, more warps, and more programs per SM (register caps of 64 and 96, or two warps a program)
+    were all slower, and so were the next tile loaded into registers by hand instead of the
+    pipeliner's ring, the products turned around so that wgmma reads K and V from shared memory (with
+    TMA copies for pages of 64), splits for more than one wave, and work handed out at run time.
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
         return 32, 4, 1, 2

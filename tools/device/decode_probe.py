@@ -2,11 +2,12 @@
 the way a server runs it: replayed from a CUDA graph after a read flush (``grader.perf.time_ms_clean_l2``),
 beside a plain Triton read of the same bytes (one 8 KiB block per program).
 
-    PYTHONPATH=. python tools/device/decode_probe.py [--part pipeline|merge|occupancy|warps]   # $OUT/decode_probe.json
+    PYTHONPATH=. python tools/device/decode_probe.py [--part pipeline|merge|occupancy|warps|wgmma|waves]   # $OUT/decode_probe.json
 
-About 80 s a part on an H200 (set GRADE_CACHE_DIR where platformdirs is not installed). The rows of
+About 40-80 s a part on an H200 (set GRADE_CACHE_DIR where platformdirs is not installed). The rows of
 docs/measurements/h200-ex08-decode-configs.json whose ``part`` starts with ``pipeline``, ``merge``,
-``occupancy`` and ``warps`` came from these four parts (the ``pipeline`` run did not yet time in a graph).
+``occupancy``, ``warps``, ``wgmma`` and ``waves`` came from these six parts (the ``pipeline`` run did
+not yet time in a graph).
 
 A configuration is (TILE, num_warps, num_stages, programs per SM the splits are sized for). Why
 num_stages matters here: the K and V loads depend on a block-table load, and Triton's pipeliner gives
@@ -22,7 +23,11 @@ Merges (``mode``):
   ``ticket``      one launch: each split program takes a ticket from a per-(sequence, KV head) counter
                   after storing its partials, and the last one merges them (the counter is reset by it).
 A configuration ("pf", TILE, num_warps, programs per SM) runs ``split_prefetch_kernel``: num_stages 1, the
-next tile's rows loaded into registers before this tile is computed (``warps`` part).
+next tile's rows loaded into registers before this tile is computed (``warps`` part). ("t" | "tma", TILE,
+num_warps, num_stages, programs per SM) runs ``split_transposed_kernel``, the tokens as the rows of both
+products so that they are wgmma reading K and V from shared memory, gathered by pointer loads or one TMA
+copy per page (``wgmma`` part). ("dyn", TILE, num_warps, num_stages, programs per SM, C) runs
+``split_dynamic_kernel``: the work handed out at run time, C tiles at a time (``waves`` part).
 Prefixes: ``cap-`` bounds the loop by the block table's width and masks by ``cache_lens`` inside, so the
 first page is asked for in parallel with ``cache_lens`` rather than after it; ``cap-nolen-`` also has
 every split store its partials (an empty one stores (-inf, 0, 0)), so the combine reads no ``cache_lens``.
@@ -52,6 +57,10 @@ from solutions import ex08_decode as sol
 OUT = os.environ.get("OUT", ".")
 H_Q, H_KV, D = 32, 8, 128
 
+try:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:  # pragma: no cover - older Triton
+    TensorDescriptor = None
 try:
     from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 except ImportError:  # pragma: no cover - older Triton
@@ -258,6 +267,162 @@ def split_prefetch_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cach
 
 
 @triton.jit
+def step_transposed(k, v, valid, q_t, m_i, l_t, acc_t, qk_scale, MASKED: tl.constexpr):
+    """One tile of the online softmax with the tokens as the rows: scores^T = K q^T (TILE, G) and
+    acc^T += V^T p^T (D, G). With TILE >= 64 rows and D = 128 both products are Hopper warpgroup MMAs
+    (wgmma) that read the K and V tiles straight from shared memory, where the pipeliner's ring put
+    them; the (G, D) x (D, TILE) form has only G <= 16 rows and runs as mma.sync, whose operands go
+    through registers first. The row sums stay per token (l_t, TILE x G) and are added up once at the end:
+    one cross-warp reduction a tile (the max) instead of two."""
+    s_t = tl.dot(k, q_t) * qk_scale
+    if MASKED:
+        s_t = tl.where(valid[:, None], s_t, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s_t, 0))
+    p_t = tl.math.exp2(s_t - m_new[None, :])
+    alpha = tl.math.exp2(m_i - m_new)
+    l_t = l_t * alpha[None, :] + p_t
+    acc_t = tl.dot(tl.trans(v), p_t.to(v.dtype), acc_t * alpha[None, :])
+    return m_new, l_t, acc_t
+
+
+@triton.jit
+def split_transposed_kernel(q_ptr, k_cache_ptr, v_cache_ptr, k_desc, v_desc, block_table_ptr, cache_lens_ptr,
+                            out_ptr, part_m_ptr, part_l_ptr, part_acc_ptr,
+                            stride_qb, stride_qh, stride_kp, stride_ks, stride_kh, stride_vp, stride_vs, stride_vh,
+                            stride_tb, stride_ob, stride_oh, tokens_per_split, qk_scale,
+                            GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr,
+                            PAGE_SIZE: tl.constexpr, TILE: tl.constexpr, SPLIT_KV: tl.constexpr, TMA: tl.constexpr):
+    # The split kernel in the transposed form of step_transposed. TMA False: K and V gathered through
+    # the block table with pointer loads (cp.async), any page size. TMA True (TILE == PAGE_SIZE): each
+    # whole page's (PAGE_SIZE, D) box of one KV head is one tensor-memory-accelerator copy from
+    # k_desc / v_desc (the pools seen as (num_pages * page_size, H_kv * D)); the partial last page of
+    # a split is gathered with masked pointer loads, as slots past cache_len may hold NaN.
+    split = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    seq = tl.program_id(2)
+    num_q_heads = tl.num_programs(1) * GROUP
+    cache_len = tl.load(cache_lens_ptr + seq)
+    start = split * tokens_per_split
+    end = tl.minimum(start + tokens_per_split, cache_len)
+    offs_g = tl.arange(0, GROUP_PAD)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_t = tl.arange(0, TILE)
+    heads = kv_head * GROUP + offs_g
+    head_ok = offs_g < GROUP
+    q_t = tl.load(q_ptr + seq * stride_qb + heads[None, :] * stride_qh + offs_d[:, None], mask=head_ok[None, :],
+                  other=0.0)
+    m_i = tl.full((GROUP_PAD,), float("-inf"), dtype=tl.float32)
+    l_t = tl.zeros((TILE, GROUP_PAD), dtype=tl.float32)
+    acc_t = tl.zeros((HEAD_DIM, GROUP_PAD), dtype=tl.float32)
+    k_head = k_cache_ptr + kv_head.to(tl.int64) * stride_kh
+    v_head = v_cache_ptr + kv_head.to(tl.int64) * stride_vh
+    table = block_table_ptr + seq.to(tl.int64) * stride_tb
+    if TMA:
+        tail = start + tl.maximum(end - start, 0) // TILE * TILE  # whole pages before it
+        for tile_start in range(start, tail, TILE):
+            row = tl.load(table + tile_start // PAGE_SIZE) * PAGE_SIZE
+            k = k_desc.load([row, kv_head * HEAD_DIM])
+            v = v_desc.load([row, kv_head * HEAD_DIM])
+            m_i, l_t, acc_t = step_transposed(k, v, offs_t < TILE, q_t, m_i, l_t, acc_t, qk_scale, False)
+    else:
+        tail = start
+    for tile_start in range(tail, end, TILE):  # TMA: at most one partial page
+        tokens = tile_start + offs_t
+        valid = tokens < end
+        pages = tl.load(table + tokens // PAGE_SIZE, mask=valid, other=0).to(tl.int64)
+        slots = tokens % PAGE_SIZE
+        k = tl.load(k_head + pages[:, None] * stride_kp + slots[:, None] * stride_ks + offs_d[None, :],
+                    mask=valid[:, None], other=0.0)
+        v = tl.load(v_head + pages[:, None] * stride_vp + slots[:, None] * stride_vs + offs_d[None, :],
+                    mask=valid[:, None], other=0.0)
+        m_i, l_t, acc_t = step_transposed(k, v, valid, q_t, m_i, l_t, acc_t, qk_scale, True)
+    if SPLIT_KV:
+        keep = head_ok & (start + 0 * offs_g < cache_len)  # an empty split stores nothing
+    else:
+        keep = head_ok
+    store_result(m_i, tl.sum(l_t, 0), tl.trans(acc_t), heads, keep, out_ptr, part_m_ptr, part_l_ptr, part_acc_ptr,
+                 stride_ob, stride_oh, num_q_heads, HEAD_DIM, SPLIT_KV)
+
+
+@triton.jit
+def split_dynamic_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, counter_ptr,
+                         part_m_ptr, part_l_ptr, part_acc_ptr,
+                         stride_qb, stride_qh, stride_kp, stride_ks, stride_kh, stride_vp, stride_vs, stride_vh,
+                         stride_tb, qk_scale,
+                         GROUP: tl.constexpr, GROUP_PAD: tl.constexpr, HEAD_DIM: tl.constexpr,
+                         PAGE_SIZE: tl.constexpr, TILE: tl.constexpr, CHUNK: tl.constexpr):
+    # The split kernel with its work handed out at run time: the programs of one (sequence, KV head)
+    # take chunks of CHUNK tokens from that pair's counter (an atomic add each) until none is left, so a
+    # program on a fast SM takes more chunks than one on a slow SM. The online softmax does not care in
+    # which order or which tiles it folds, so each program still keeps one (m, l, acc) and stores one
+    # partial, empty ((-inf, 0, 0)) if it got no chunk. The next chunk is claimed before this one is
+    # read, so the atomic's round trip is not in the way. The combine resets the counters.
+    kv_head = tl.program_id(1)
+    seq = tl.program_id(2)
+    num_q_heads = tl.num_programs(1) * GROUP
+    counter = counter_ptr + seq * tl.num_programs(1) + kv_head
+    cache_len = tl.load(cache_lens_ptr + seq)
+    n_chunks = (cache_len + CHUNK - 1) // CHUNK
+    chunk = tl.atomic_add(counter, 1, sem="relaxed")
+    offs_g = tl.arange(0, GROUP_PAD)
+    offs_d = tl.arange(0, HEAD_DIM)
+    offs_t = tl.arange(0, TILE)
+    heads = kv_head * GROUP + offs_g
+    head_ok = offs_g < GROUP
+    q = tl.load(q_ptr + seq * stride_qb + heads[:, None] * stride_qh + offs_d[None, :], mask=head_ok[:, None], other=0.0)
+    m_i = tl.full((GROUP_PAD,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((GROUP_PAD,), dtype=tl.float32)
+    acc = tl.zeros((GROUP_PAD, HEAD_DIM), dtype=tl.float32)
+    k_head = k_cache_ptr + kv_head.to(tl.int64) * stride_kh
+    v_head = v_cache_ptr + kv_head.to(tl.int64) * stride_vh
+    table = block_table_ptr + seq.to(tl.int64) * stride_tb
+    while chunk < n_chunks:
+        next_chunk = tl.atomic_add(counter, 1, sem="relaxed")
+        start = chunk * CHUNK
+        end = tl.minimum(start + CHUNK, cache_len)
+        for tile_start in range(start, end, TILE):
+            tokens = tile_start + offs_t
+            valid = tokens < end
+            pages = tl.load(table + tokens // PAGE_SIZE, mask=valid, other=0).to(tl.int64)
+            slots = tokens % PAGE_SIZE
+            k = tl.load(k_head + pages[:, None] * stride_kp + slots[:, None] * stride_ks + offs_d[None, :],
+                        mask=valid[:, None], other=0.0)
+            v = tl.load(v_head + pages[:, None] * stride_vp + slots[:, None] * stride_vs + offs_d[None, :],
+                        mask=valid[:, None], other=0.0)
+            m_i, l_i, acc = online_step(tl.dot(q, tl.trans(k)), valid, v, m_i, l_i, acc, qk_scale, True)
+        chunk = next_chunk
+    row = (seq * num_q_heads + heads) * tl.num_programs(0) + tl.program_id(0)
+    tl.store(part_m_ptr + row, m_i, mask=head_ok)
+    tl.store(part_l_ptr + row, l_i, mask=head_ok)
+    tl.store(part_acc_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=head_ok[:, None])
+
+
+@triton.jit
+def combine_reset_kernel(part_m_ptr, part_l_ptr, part_acc_ptr, counter_ptr, out_ptr, stride_ob, stride_oh, num_splits,
+                         GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, SPLITS_PAD: tl.constexpr):
+    # The merge of every split's partial (empty ones weigh exp2(-inf) = 0); the first query head of each
+    # group then sets its pair's counter back to 0 for the next step.
+    seq = tl.program_id(0)
+    head = tl.program_id(1)
+    num_q_heads = tl.num_programs(1)
+    offs_s = tl.arange(0, SPLITS_PAD)
+    offs_d = tl.arange(0, HEAD_DIM)
+    ok = offs_s < num_splits
+    row = (seq * num_q_heads + head) * num_splits + offs_s
+    m = tl.load(part_m_ptr + row, mask=ok, other=float("-inf"))
+    l = tl.load(part_l_ptr + row, mask=ok, other=0.0)
+    acc = tl.load(part_acc_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], mask=ok[:, None], other=0.0)
+    m_all = tl.max(m, 0)
+    m_ref = tl.where(m_all == float("-inf"), 0.0, m_all)
+    w = tl.math.exp2(m - m_ref)
+    total = tl.sum(w * l, 0)
+    out = tl.sum(w[:, None] * acc, 0) / tl.where(total == 0.0, 1.0, total)
+    tl.store(out_ptr + seq * stride_ob + head * stride_oh + offs_d, out.to(out_ptr.dtype.element_ty))
+    if head % GROUP == 0:
+        tl.store(counter_ptr + seq * (num_q_heads // GROUP) + head // GROUP, 0)
+
+
+@triton.jit
 def split_bd_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, cache_lens_ptr, out_ptr,
                     part_m_ptr, part_l_ptr, part_acc_ptr,
                     stride_qb, stride_qh, stride_kp, stride_ks, stride_vp, stride_vs,
@@ -375,6 +540,37 @@ def combine_kernel(part_m_ptr, part_l_ptr, part_acc_ptr, cache_lens_ptr, out_ptr
     tl.store(out_ptr + seq * stride_ob + head * stride_oh + offs_d, out.to(out_ptr.dtype.element_ty))
 
 
+@triton.jit
+def combine_loop_kernel(part_m_ptr, part_l_ptr, part_acc_ptr, cache_lens_ptr, out_ptr, stride_ob, stride_oh,
+                        tokens_per_split, num_splits, HEAD_DIM: tl.constexpr, CHUNK: tl.constexpr):
+    # The merge for many splits: CHUNK partials at a time, folded into a running (max, sum, acc) by the
+    # same rule, so the registers hold CHUNK x D floats however many splits there are.
+    seq = tl.program_id(0)
+    head = tl.program_id(1)
+    num_q_heads = tl.num_programs(1)
+    offs_s = tl.arange(0, CHUNK)
+    offs_d = tl.arange(0, HEAD_DIM)
+    cache_len = tl.load(cache_lens_ptr + seq)
+    n_valid = (cache_len + tokens_per_split - 1) // tokens_per_split
+    m_run = tl.full((1,), float("-inf"), tl.float32)
+    l_run = tl.zeros((1,), tl.float32)
+    acc_run = tl.zeros((HEAD_DIM,), tl.float32)
+    for s0 in range(0, n_valid, CHUNK):
+        ok = s0 + offs_s < n_valid
+        row = (seq * num_q_heads + head) * num_splits + s0 + offs_s
+        m = tl.load(part_m_ptr + row, mask=ok, other=float("-inf"))
+        l = tl.load(part_l_ptr + row, mask=ok, other=0.0)
+        acc = tl.load(part_acc_ptr + row[:, None] * HEAD_DIM + offs_d[None, :], mask=ok[:, None], other=0.0)
+        m_new = tl.maximum(m_run, tl.max(m, 0))  # finite: the chunk holds a split with tokens
+        w = tl.math.exp2(m - m_new)
+        scale = tl.math.exp2(m_run - m_new)
+        l_run = l_run * scale + tl.sum(w * l, 0)
+        acc_run = acc_run * scale + tl.sum(w[:, None] * acc, 0)
+        m_run = m_new
+    out = acc_run / tl.where(l_run == 0.0, 1.0, l_run)
+    tl.store(out_ptr + seq * stride_ob + head * stride_oh + offs_d, out.to(out_ptr.dtype.element_ty))
+
+
 #: mode -> (merge, flags): merge is "two-launch", "split-only", "pdl" or "ticket"; "cap" loops by capacity
 #: (LOOP_BY_CAPACITY), "nolen" stores empty partials and merges without cache_len.
 MODES = ("two-launch", "split-only", "pdl", "cap-two-launch", "cap-split-only", "cap-nolen-two-launch",
@@ -385,6 +581,10 @@ def launcher(q, k_cache, v_cache, table, lens, config, mode):
     prefetch = config[0] == "pf"  # ("pf", TILE, num_warps, programs per SM): split_prefetch_kernel, num_stages 1
     if prefetch:
         config = (*config[1:3], 1, config[3])
+    kind = config[0] if config[0] in ("t", "tma", "dyn") else None  # ("t" | "tma", TILE, warps, stages, per SM)
+    chunk_tiles = config[5] if kind == "dyn" else None  # ("dyn", TILE, warps, stages, per SM, tiles a chunk)
+    if kind:
+        config = config[1:5]
     TILE, warps, stages, per_sm = config[:4]
     maxnreg = {"maxnreg": config[4]} if len(config) > 4 and config[4] else {}  # a register cap: more programs fit
     B, Hq, d = q.shape
@@ -410,6 +610,22 @@ def launcher(q, k_cache, v_cache, table, lens, config, mode):
     splits_pad = triton.next_power_of_2(splits) if ticket else 1  # a constant only the ticket merge reads
     resources = {}
 
+    def record(compiled):
+        if compiled is not None:  # None in the interpreter
+            resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
+
+    def combine():
+        """The merge after the split kernel, as ``mode`` says: none for split-only, ticket or one split."""
+        if not split_kv or merge not in ("two-launch", "pdl"):
+            return
+        if splits > 64:  # too many partials to hold at once: 32 at a time
+            combine_loop_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
+                                         tokens_per_split, splits, HEAD_DIM=d, CHUNK=32, num_warps=4)
+        else:
+            combine_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
+                                    tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
+                                    PDL=pdl, NO_LEN="nolen" in flags, num_warps=4, launch_pdl=pdl)
+
     def run_prefetch():
         compiled = split_prefetch_kernel[(splits, Hkv, B)](
             q, k_cache, v_cache, table, lens, out, part_m, part_l, part_acc,
@@ -418,12 +634,8 @@ def launcher(q, k_cache, v_cache, table, lens, config, mode):
             tokens_per_split, 1 / math.sqrt(d) * sol.LOG2E,
             GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=d, PAGE_SIZE=page_size,
             TILE=TILE, SPLIT_KV=split_kv, num_warps=warps, num_stages=1)
-        if compiled is not None:
-            resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
-        if split_kv and merge in ("two-launch", "pdl"):
-            combine_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
-                                    tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
-                                    PDL=False, NO_LEN=False, num_warps=4)
+        record(compiled)
+        combine()
         return out
 
     def run():
@@ -436,16 +648,48 @@ def launcher(q, k_cache, v_cache, table, lens, config, mode):
             TILE=TILE, SPLIT_KV=split_kv, PDL=pdl, TICKET=ticket, SPLITS_PAD=splits_pad,
             LOOP_BY_CAPACITY="cap" in flags, EMPTY_PARTIALS="nolen" in flags, num_warps=warps, num_stages=stages,
             **maxnreg)
-        if compiled is not None:  # None in the interpreter
-            resources.update(n_regs=compiled.n_regs, shared=compiled.metadata.shared)
-        if split_kv and merge in ("two-launch", "pdl"):
-            combine_kernel[(B, Hq)](part_m, part_l, part_acc, lens, out, out.stride(0), out.stride(1),
-                                    tokens_per_split, splits, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
-                                    PDL=pdl, NO_LEN="nolen" in flags, num_warps=4, launch_pdl=pdl)
+        record(compiled)
+        combine()
         return out
-    if prefetch:
+
+    def run_transposed():
+        descs = (None, None)
+        if kind == "tma":
+            if TILE != page_size:
+                raise ValueError(f"TMA: one box per page, TILE {TILE} != page_size {page_size}")
+            descs = tuple(TensorDescriptor.from_tensor(c.view(-1, Hkv * d), [TILE, d]) for c in (k_cache, v_cache))
+        compiled = split_transposed_kernel[(splits, Hkv, B)](
+            q, k_cache, v_cache, *descs, table, lens, out, part_m, part_l, part_acc,
+            q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), table.stride(0), out.stride(0), out.stride(1),
+            tokens_per_split, 1 / math.sqrt(d) * sol.LOG2E,
+            GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=d, PAGE_SIZE=page_size,
+            TILE=TILE, SPLIT_KV=split_kv, TMA=kind == "tma", num_warps=warps, num_stages=stages)
+        record(compiled)
+        combine()
+        return out
+
+    def run_dynamic():
+        compiled = split_dynamic_kernel[(splits, Hkv, B)](
+            q, k_cache, v_cache, table, lens, count, part_m, part_l, part_acc,
+            q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+            v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), table.stride(0), 1 / math.sqrt(d) * sol.LOG2E,
+            GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=d, PAGE_SIZE=page_size,
+            TILE=TILE, CHUNK=chunk_tiles * TILE, num_warps=warps, num_stages=stages)
+        record(compiled)
+        # Always merged (one split too: the partial is not divided), and the counters reset; split-only
+        # keeps the reset as a one-element memset.
+        if merge == "two-launch":
+            combine_reset_kernel[(B, Hq)](part_m, part_l, part_acc, count, out, out.stride(0), out.stride(1), splits,
+                                          GROUP=group, HEAD_DIM=d, SPLITS_PAD=triton.next_power_of_2(splits),
+                                          num_warps=4)
+        else:
+            count.zero_()
+        return out
+    if prefetch or kind:
         assert mode in ("two-launch", "split-only"), mode
-        return run_prefetch, splits, resources
+        runs = {"dyn": run_dynamic, "t": run_transposed, "tma": run_transposed, None: run_prefetch}
+        return runs[kind], splits, resources
     return run, splits, resources
 
 
@@ -491,7 +735,7 @@ def pattern_reader(k, v, table, B, S, heads, use_table, per_sm, tile_bytes=16384
         TILE=tile, USE_TABLE=use_table, num_warps=warps, num_stages=stages)
 
 
-#: The three sweeps, as they ran (``--part NAME``; all three by default). Configurations are (TILE,
+#: The sweeps, as they ran (``--part NAME``; all by default). Configurations are (TILE,
 #: num_warps, num_stages, programs per SM[, maxnreg]); patterns (KV heads per program, through the
 #: block table, programs per SM); bd (KV heads per program, configuration) of the block-diagonal kernel.
 PARTS = {
@@ -516,6 +760,21 @@ PARTS = {
     "warps": dict(configs=[(32, 4, 5, 4), (32, 4, 5, 5, 96), (32, 2, 5, 5), (32, 2, 3, 8), (16, 2, 5, 8), (64, 2, 5, 3),
                            ("pf", 32, 4, 3), ("pf", 64, 4, 2), ("pf", 64, 8, 2), ("pf", 32, 2, 4)],
                   modes=("two-launch", "split-only"), patterns=((1, True, 4), (1, True, 8), (1, True, 16)), bd=()),
+    # The transposed split kernel: K and V read by wgmma straight from shared memory, gathered with
+    # pointer loads ("t", any page size) or one TMA copy per page ("tma", pages of 64 only). Tiles of 64
+    # and 128 tokens (wgmma needs 64 rows); two K/V slots at num_stages 3 (72 KiB at TILE 64: 3 programs
+    # an SM), three at 5 (105 KiB: 2).
+    "wgmma": dict(configs=[(32, 4, 5, 4), ("t", 64, 4, 3, 3), ("t", 64, 4, 5, 2), ("t", 64, 8, 3, 3),
+                           ("t", 128, 8, 3, 1), ("tma", 64, 4, 3, 3), ("tma", 64, 4, 5, 2), ("tma", 64, 8, 3, 3)],
+                  modes=("two-launch", "split-only"), patterns=((1, True, 4),), bd=()),
+    # Splits sized for 8, 12 and 16 programs an SM while 4 fit (registers): two to four waves of shorter
+    # programs, which the hardware hands to whichever SM frees a slot first. Some SMs finish their
+    # programs consistently later than others (decode_timeline.py); more, shorter programs let the fast
+    # ones take more of the work, at the price of more partials to merge.
+    # ("dyn", ..., C): one wave, the work handed out at run time in chunks of C tiles (split_dynamic_kernel).
+    "waves": dict(configs=[(32, 4, 5, 4), (32, 4, 5, 8), (32, 4, 5, 12), (32, 4, 5, 16), (32, 4, 5, 24),
+                           ("dyn", 32, 4, 5, 4, 2), ("dyn", 32, 4, 5, 4, 4), ("dyn", 32, 4, 5, 4, 8)],
+                  modes=("two-launch", "split-only"), patterns=(), bd=()),
 }
 
 
@@ -528,7 +787,7 @@ def main(ceiling, part: str) -> list[dict]:
     # Correctness of every variant first, on a small mixed-length batch (a zero-length sequence included).
     gen = torch.Generator().manual_seed(3)
     lens_small = [700, 1, 0, 4097, 65]
-    for page in (16,):
+    for page in (16, 64):
         pages = [-(-n // page) for n in lens_small]
         num_pages = sum(pages) + 2
         k = torch.randn((num_pages, page, H_KV, D), generator=gen).bfloat16().cuda()
