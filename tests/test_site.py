@@ -425,7 +425,8 @@ MATH_PAGES = {
     "chapters/05_persistent/": 1,
     "chapters/06_online_softmax/": 0,
     "chapters/07_amdahl/": 0,
-    "chapters/08_flash_attention/": 3,
+    "chapters/08_flash_attention/": 2,
+    "lab-notes/08_flash_attention/": 1,
     "grading/": 0,
 }
 
