@@ -136,7 +136,8 @@ def _config(page_size: int, head_dim: int) -> tuple[int, int, int, int]:
     pages of 16, or half a page of 64, so the grader's short sequences cross several tiles and pages.
     On a GPU, the same 32 tokens per step, 4 warps, splits for 4 programs per SM, and 5 stages: the
     page-number loads take a pipeline stage of their own, so only from 5 stages on are the next
-    tile's K and V in flight while this one is computed (chapter 9, "What the H200 measured").
+    tile's K and V in flight while this one is computed (chapter 9's lab notes, "Where the
+    solution's time goes").
     Change these once your kernel is correct, and measure.
     """
     if os.environ.get("TRITON_INTERPRET") == "1":
