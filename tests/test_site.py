@@ -63,6 +63,22 @@ def test_strict_build_passes(built_site):
         assert (built_site / page).is_file(), f"{page} missing from the built site"
 
 
+# The bytes calculator of chapter 1 starts from a measured row: exercise 3's softmax at 4096 x 4096 fp32.
+SOFTMAX_FILE = json.loads((MEASUREMENTS / "h200-ex03-softmax.json").read_text())
+SOFTMAX_ROW = next(r for r in SOFTMAX_FILE["rows"]
+                   if (r["kernel"], r["M"], r["N"], r["dtype"]) == ("solution", 4096, 4096, "fp32"))
+CALCULATOR_DEFAULTS = (SOFTMAX_FILE["meta"]["ceiling_gbps"], SOFTMAX_ROW["ms"] * 1000)
+
+
+def test_bytes_calculator_defaults_are_the_row_the_chapter_names(built_site):
+    html = (built_site / "chapters/01_memory_bound/index.html").read_text()
+    gbps = re.search(r'id="bytes-gbps"[^>]*value="([^"]+)"', html)
+    measured = re.search(r'id="bytes-measured"[^>]*value="([^"]+)"', html)
+    assert gbps and measured, "chapter 1's bytes calculator lost its bandwidth or time input"
+    assert (float(gbps[1]), float(measured[1])) == pytest.approx(CALCULATOR_DEFAULTS, rel=1e-6), \
+        "the calculator's defaults are not the ceiling and time of h200-ex03-softmax.json's 4096 x 4096 fp32 row"
+
+
 def test_site_bundles_katex_and_loads_nothing_from_a_cdn(built_site):
     html = (built_site / "chapters/01_memory_bound/index.html").read_text()
     assert "assets/katex/katex.min.js" in html and "assets/katex/katex.min.css" in html
@@ -541,7 +557,7 @@ def test_amdahl_calculator_rejects_impossible_input(browser):
 
 
 @pytest.mark.parametrize("shape, itemsize, passes, gbps, measured_us", [
-    ("4096 x 4096", 4, 2, 4271.6, 35.968),  # the chapter's default: the H200 softmax
+    ("4096 x 4096", 4, 2, *CALCULATOR_DEFAULTS),  # the chapter's default: the H200 softmax
     ("8192×1024", 2, 3, 3000, 10.0),
     ("4096 x 4096", 4, 2, 4271.6, 20.0),  # 157% of the ceiling: impossible, and said so
     ("32, 4096, 128", 1, 2, 900, None),
@@ -578,5 +594,5 @@ def test_bytes_calculator(browser, shape, itemsize, passes, gbps, measured_us):
             assert message.startswith("Impossible:") and f"{100 * achieved / gbps:.1f}%" in message, message
         else:
             assert not message, message
-    if shape == "4096 x 4096" and measured_us == 35.968:  # the numbers the chapter quotes under the calculator
-        assert _out(root, "floor")[0] == "31.42 µs" and _out(root, "fraction")[0] == "87.4%"
+    if (gbps, measured_us) == CALCULATOR_DEFAULTS:  # the chapter says the defaults give back the row's fraction
+        assert _out(root, "fraction")[0] == f"{100 * SOFTMAX_ROW['fraction']:.1f}%"
