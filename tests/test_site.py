@@ -297,9 +297,10 @@ def test_masking_messages_are_current(tmp_path):
     stale = [p.name for p in tmp_path.glob("*.txt") if p.read_text() != (MESSAGES / p.name).read_text()]
     assert not stale, (f"the grader's messages changed for {stale}: run python docs/scripts/masking_pitfalls.py "
                        "and check chapter 3 still describes them")
-    chapter = (DOCS / "chapters" / "03_masking.md").read_text()
+    # A vector's pitfalls are in chapter 3, a row's (they need softmax) in chapter 4.
+    chapters = "".join((DOCS / "chapters" / name).read_text() for name in ("03_masking.md", "04_fused_softmax.md"))
     for message in tmp_path.glob("*.txt"):
-        assert f"docs/assets/messages/{message.name}" in chapter, f"chapter 3 does not show {message.name}"
+        assert f"docs/assets/messages/{message.name}" in chapters, f"chapters 3 and 4 do not show {message.name}"
 
 
 def test_access_maps_are_current():
@@ -317,9 +318,11 @@ def test_access_maps_are_current():
         assert f"assets/access-maps/{name}.svg" in pages, f"{name}.svg is on no page"
         root = ET.parse(ACCESS_MAPS / f"{name}.svg").getroot()
         assert root.tag.endswith("svg"), name
-    chapter = (DOCS / "chapters" / "03_masking.md").read_text()
-    for name in ("ex01-no-tail-mask", "ex01-grid-one-block-short", "ex03-no-other-inf", "ex03-assumes-contiguous"):
-        assert f"access-maps/{name}.svg" in chapter
+    for page, names in (("03_masking.md", ("ex01-no-tail-mask", "ex01-grid-one-block-short")),
+                        ("04_fused_softmax.md", ("ex03-no-other-inf", "ex03-assumes-contiguous"))):
+        chapter = (DOCS / "chapters" / page).read_text()
+        for name in names:
+            assert f"access-maps/{name}.svg" in chapter, f"{page} lost the map {name}"
 
 
 def test_online_softmax_numbers_in_chapter_6():
