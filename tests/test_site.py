@@ -521,10 +521,11 @@ def amdahl(f: float, s: float) -> tuple[float, float, float]:
 
 
 def test_table_header_code_stays_on_one_line(browser):
-    """Chapter 4's headers name `torch.softmax` and `torch.compile`: never broken mid-word."""
-    _open(browser, "chapters/04_fused_softmax/")
+    """The softmax sweeps' headers (chapter 4's lab notes, the widest tables) name `torch.softmax` and
+    `torch.compile`: never broken mid-word."""
+    _open(browser, "lab-notes/04_fused_softmax/")
     codes = browser.find_elements("css selector", "th code")
-    assert codes, "chapter 4 has no inline code in a table header"
+    assert codes, "chapter 4's lab notes have no inline code in a table header"
     for code in codes:
         lines = browser.execute_script("return arguments[0].getClientRects().length;", code)
         assert lines == 1, f"{code.text!r} is broken over {lines} lines in a table header"
