@@ -100,6 +100,27 @@ def test_a_figure_reads_its_file_and_names_it():
     assert 'title="measured: docs/measurements/h200-ex03-softmax.json · rows[kernel=solution' in html
 
 
+def test_a_rate_is_the_bytes_over_a_gpu_time_and_names_both_keys():
+    bytes_key = "rows[kernel=solution,M=4096,N=4096,dtype=fp32].bytes"
+    us_key = "calls[kernel=solution,N=4096,dtype=fp32].gpu_us_per_call"
+    value = figures.load("h200-ex03-softmax.json")
+    row = next(r for r in value["rows"]
+               if (r["kernel"], r["M"], r["N"], r["dtype"]) == ("solution", 4096, 4096, "fp32"))
+    call = next(c for c in value["calls"] if (c["kernel"], c["N"], c["dtype"]) == ("solution", 4096, "fp32"))
+    gbps = row["bytes"] / (call["gpu_us_per_call"] * 1e-6) / 1e9
+    assert f">{gbps:.0f} GB/s</abbr>" in figures.measured_rate("h200-ex03-softmax.json", bytes_key, us_key)
+    html = figures.measured_rate("h200-ex03-softmax.json", bytes_key, us_key, "meta.ceiling_gbps", "pct")
+    assert f">{100 * gbps / value['meta']['ceiling_gbps']:.0f}%</abbr>" in html
+    assert bytes_key in html and us_key in html and "meta.ceiling_gbps" in html
+
+
+def test_a_plain_value_is_a_bare_number_for_an_attribute():
+    text = figures.plain_value("h200-ex03-softmax.json", "rows[kernel=solution,M=4096,N=4096,dtype=fp32].ms", 1000)
+    row = next(r for r in figures.load("h200-ex03-softmax.json")["rows"]
+               if (r["kernel"], r["M"], r["N"], r["dtype"]) == ("solution", 4096, 4096, "fp32"))
+    assert float(text) == pytest.approx(row["ms"] * 1000) and re.fullmatch(r"[\d.e+-]+", text), text
+
+
 @pytest.mark.parametrize("key, says", [
     ("rows[kernel=solution,N=32768].fraction", "matches 2 rows"),     # fp32 and bf16
     ("rows[kernel=nobody].fraction", "matches 0 rows"),

@@ -63,6 +63,22 @@ def test_strict_build_passes(built_site):
         assert (built_site / page).is_file(), f"{page} missing from the built site"
 
 
+# The bytes calculator of chapter 1 starts from a measured row: exercise 3's softmax at 4096 x 4096 fp32.
+SOFTMAX_FILE = json.loads((MEASUREMENTS / "h200-ex03-softmax.json").read_text())
+SOFTMAX_ROW = next(r for r in SOFTMAX_FILE["rows"]
+                   if (r["kernel"], r["M"], r["N"], r["dtype"]) == ("solution", 4096, 4096, "fp32"))
+CALCULATOR_DEFAULTS = (SOFTMAX_FILE["meta"]["ceiling_gbps"], SOFTMAX_ROW["ms"] * 1000)
+
+
+def test_bytes_calculator_defaults_are_the_row_the_chapter_names(built_site):
+    html = (built_site / "chapters/01_memory_bound/index.html").read_text()
+    gbps = re.search(r'id="bytes-gbps"[^>]*value="([^"]+)"', html)
+    measured = re.search(r'id="bytes-measured"[^>]*value="([^"]+)"', html)
+    assert gbps and measured, "chapter 1's bytes calculator lost its bandwidth or time input"
+    assert (float(gbps[1]), float(measured[1])) == pytest.approx(CALCULATOR_DEFAULTS, rel=1e-6), \
+        "the calculator's defaults are not the ceiling and time of h200-ex03-softmax.json's 4096 x 4096 fp32 row"
+
+
 def test_site_bundles_katex_and_loads_nothing_from_a_cdn(built_site):
     html = (built_site / "chapters/01_memory_bound/index.html").read_text()
     assert "assets/katex/katex.min.js" in html and "assets/katex/katex.min.css" in html
@@ -281,9 +297,10 @@ def test_masking_messages_are_current(tmp_path):
     stale = [p.name for p in tmp_path.glob("*.txt") if p.read_text() != (MESSAGES / p.name).read_text()]
     assert not stale, (f"the grader's messages changed for {stale}: run python docs/scripts/masking_pitfalls.py "
                        "and check chapter 3 still describes them")
-    chapter = (DOCS / "chapters" / "03_masking.md").read_text()
+    # A vector's pitfalls are in chapter 3, a row's (they need softmax) in chapter 4.
+    chapters = "".join((DOCS / "chapters" / name).read_text() for name in ("03_masking.md", "04_fused_softmax.md"))
     for message in tmp_path.glob("*.txt"):
-        assert f"docs/assets/messages/{message.name}" in chapter, f"chapter 3 does not show {message.name}"
+        assert f"docs/assets/messages/{message.name}" in chapters, f"chapters 3 and 4 do not show {message.name}"
 
 
 def test_access_maps_are_current():
@@ -301,9 +318,11 @@ def test_access_maps_are_current():
         assert f"assets/access-maps/{name}.svg" in pages, f"{name}.svg is on no page"
         root = ET.parse(ACCESS_MAPS / f"{name}.svg").getroot()
         assert root.tag.endswith("svg"), name
-    chapter = (DOCS / "chapters" / "03_masking.md").read_text()
-    for name in ("ex01-no-tail-mask", "ex01-grid-one-block-short", "ex03-no-other-inf", "ex03-assumes-contiguous"):
-        assert f"access-maps/{name}.svg" in chapter
+    for page, names in (("03_masking.md", ("ex01-no-tail-mask", "ex01-grid-one-block-short")),
+                        ("04_fused_softmax.md", ("ex03-no-other-inf", "ex03-assumes-contiguous"))):
+        chapter = (DOCS / "chapters" / page).read_text()
+        for name in names:
+            assert f"access-maps/{name}.svg" in chapter, f"{page} lost the map {name}"
 
 
 def test_online_softmax_numbers_in_chapter_6():
@@ -503,10 +522,11 @@ def amdahl(f: float, s: float) -> tuple[float, float, float]:
 
 
 def test_table_header_code_stays_on_one_line(browser):
-    """Chapter 4's headers name `torch.softmax` and `torch.compile`: never broken mid-word."""
-    _open(browser, "chapters/04_fused_softmax/")
+    """The softmax sweeps' headers (chapter 4's lab notes, the widest tables) name `torch.softmax` and
+    `torch.compile`: never broken mid-word."""
+    _open(browser, "lab-notes/04_fused_softmax/")
     codes = browser.find_elements("css selector", "th code")
-    assert codes, "chapter 4 has no inline code in a table header"
+    assert codes, "chapter 4's lab notes have no inline code in a table header"
     for code in codes:
         lines = browser.execute_script("return arguments[0].getClientRects().length;", code)
         assert lines == 1, f"{code.text!r} is broken over {lines} lines in a table header"
@@ -542,7 +562,7 @@ def test_amdahl_calculator_rejects_impossible_input(browser):
 
 
 @pytest.mark.parametrize("shape, itemsize, passes, gbps, measured_us", [
-    ("4096 x 4096", 4, 2, 4271.6, 35.968),  # the chapter's default: the H200 softmax
+    ("4096 x 4096", 4, 2, *CALCULATOR_DEFAULTS),  # the chapter's default: the H200 softmax
     ("8192×1024", 2, 3, 3000, 10.0),
     ("4096 x 4096", 4, 2, 4271.6, 20.0),  # 157% of the ceiling: impossible, and said so
     ("32, 4096, 128", 1, 2, 900, None),
@@ -579,5 +599,5 @@ def test_bytes_calculator(browser, shape, itemsize, passes, gbps, measured_us):
             assert message.startswith("Impossible:") and f"{100 * achieved / gbps:.1f}%" in message, message
         else:
             assert not message, message
-    if shape == "4096 x 4096" and measured_us == 35.968:  # the numbers the chapter quotes under the calculator
-        assert _out(root, "floor")[0] == "31.42 µs" and _out(root, "fraction")[0] == "87.4%"
+    if (gbps, measured_us) == CALCULATOR_DEFAULTS:  # the chapter says the defaults give back the row's fraction
+        assert _out(root, "fraction")[0] == f"{100 * SOFTMAX_ROW['fraction']:.1f}%"

@@ -6,7 +6,9 @@ A page never types a measured number. It writes
 
 and the build renders `93%`, with the file and the key in a tooltip, so the page, the plots and the
 measurement file cannot disagree. `{{ ratio(file, key_a, key_b) }}` renders a speedup of two figures of
-one file; `{{ span(file, "rows[kernel=tile]", "fraction") }}` the range of a field over several rows;
+one file; `{{ rate(file, bytes_key, us_key, ceiling_key, "pct") }}` a bandwidth (or its fraction of a
+ceiling) from a byte count and a GPU time; `{{ value(file, key, 1000) }}` a bare number for an HTML
+attribute; `{{ span(file, "rows[kernel=tile]", "fraction") }}` the range of a field over several rows;
 `{{ floor(3) }}` exercise 3's performance floor, from grader/catalogue.py. A figure that is not a measurement (a worked example, a datasheet
 value, a threshold of the grader, plain arithmetic) is written `{{ ex("4.8 TB/s", "datasheet") }}`, so a
 reader (and tests/test_figures.py) can tell the two apart.
@@ -137,6 +139,25 @@ def measured_ratio(file: str, numerator: str, denominator: str, fmt: str = "x") 
     return f'<abbr class="measured" title="{title}">{html.escape(render(value, fmt))}</abbr>'
 
 
+def measured_rate(file: str, bytes_key: str, us_key: str, ceiling_key: str | None = None,
+                  fmt: str = "gbps") -> str:
+    """HTML for a bandwidth worked out from a byte count and a time in µs of one file (a profiler's GPU
+    time beside the wall time do_bench measured); with `ceiling_key`, as a fraction of that ceiling."""
+    value = lookup(file, bytes_key) / (lookup(file, us_key) * 1e-6) / 1e9
+    keys = f"{bytes_key} / {us_key} µs"
+    if ceiling_key is not None:
+        value /= lookup(file, ceiling_key)
+        keys += f" / {ceiling_key}"
+    title = html.escape(f"measured: docs/measurements/{file} · {keys}", quote=True)
+    return f'<abbr class="measured" title="{title}">{html.escape(render(value, fmt))}</abbr>'
+
+
+def plain_value(file: str, key: str, scale: float = 1.0) -> str:
+    """A measured number as bare text, for an HTML attribute (a calculator's default input), times
+    `scale` (1000 turns ms into µs); six significant digits."""
+    return f"{lookup(file, key) * scale:.6g}"
+
+
 def measured_span(file: str, rows_key: str, field: str, fmt: str = "pct") -> str:
     """HTML for the lowest and highest `field` over the rows `rows_key` selects ("76%–90%")."""
     values = [row[field] for row in lookup(file, rows_key, many=True) if row.get(field) is not None]
@@ -181,10 +202,12 @@ def worked(text: str, why: str = "worked example") -> str:
 
 
 def define_env(env) -> None:
-    """The mkdocs-macros entry point: `m(file, key, fmt)`, `ratio(file, key, key, fmt)`, `span`, `floor`,
+    """The mkdocs-macros entry point: `m(file, key, fmt)`, `ratio(file, key, key, fmt)`, `rate`, `value`, `span`, `floor`,
     `ex(text, why)` and the exercise lists of docs/scripts/exercise_tables.py."""
     env.macro(measured, "m")
     env.macro(measured_ratio, "ratio")
+    env.macro(measured_rate, "rate")
+    env.macro(plain_value, "value")
     env.macro(measured_span, "span")
     env.macro(floor, "floor")
     env.macro(worked, "ex")
