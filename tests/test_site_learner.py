@@ -1,8 +1,10 @@
 """What a learner meets on the built site: no solution, no raw Markdown, nothing clipped.
 
 * No solution text is reachable: no page of the learner's site, and not its search index, holds a
-  line that only the reference solution has (each solution's lines that its committed stub lacks,
-  long enough to be its own), and no link points at a solution page or file.
+  line that only a reference solution has (its lines that no committed stub holds, long enough to be
+  its own; the few single lines a lesson teaches on purpose are listed in TAUGHT, with their pages),
+  and no link points at a solution page or file. The same test finds every solution in the
+  instructor's edition.
 * Every page's text is rendered: no table left as pipes, no `**bold**`, `--8<--` or macro
   (`{{`, `{%`) outside code.
 * Each exercise page shows its stub as the last commit holds it, whatever the working file says.
@@ -11,14 +13,14 @@
   scrolls sideways, and nothing is wider than the screen. Screenshots of a few pages at both widths
   go to build/screenshots/.
 
-The browser test skips when Chromium, chromedriver or selenium is missing, except in CI (CI=true).
+The build and the browser are tests/test_site.py's fixtures; the browser test skips when Chromium,
+chromedriver or selenium is missing, except in CI (CI=true).
 """
 
 from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -29,20 +31,11 @@ import site_helpers as helpers
 from docs.scripts import committed_stub
 from grader.catalogue import EXERCISES
 from site_helpers import ROOT, SCREENSHOTS
+from test_site import browser, built_site  # noqa: F401  (the learner's site built, and Chromium on it)
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 #: Lines with fewer letters and digits are idioms any kernel has (`mask = offsets < n`) or a title's
 #: underline, not the solution's own.
 DISTINCTIVE_CHARACTERS = 30
-
-
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("learner-site")
-    result = helpers.build_site(out)
-    if result.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return out
 
 
 def _squash(text: str) -> str:
@@ -82,6 +75,9 @@ TAUGHT = {
     'm_ref = tl.where(m_new == float("-inf"), 0.0, m_new)':  # the guard for a block of -inf
         {"chapters/06_online_softmax/index.html",
          "exercises/ex05_online_softmax/index.html"},  # a hint, and the grader's message quoting it
+    # Exercise 8's page sketches the split kernel's tile loop; this is its page-number load.
+    "table + (tokens // PAGE_SIZE) * stride_tp, mask=valid, other=0":
+        {"exercises/ex08_decode/index.html"},
 }
 
 
@@ -321,23 +317,6 @@ WIDTHS = {"1280": (1280, 900, False), "390": (390, 844, True)}
 #: Pages photographed at both widths, scrolled to what used to be cut off.
 SCREENSHOT_PAGES = {"chapters/04_fused_softmax/": "the-torchcompile-cliff-and-its-cause",
                     "exercises/ex08_decode/": "the-schedule", "measurements/": "provenance"}
-
-
-@pytest.fixture(scope="module")
-def browser(built_site, tmp_path_factory):
-    chromium, driver_path, reason = helpers.find_chromium()
-    if reason:
-        if IN_CI:
-            pytest.fail(f"CI=true but the browser test cannot run: {reason}")
-        pytest.skip(reason)
-    driver = helpers.start_chromium(chromium, driver_path, tmp_path_factory.mktemp("chromium-profile"))
-    driver.set_page_load_timeout(30)
-    with helpers.serve(built_site) as base_url:
-        driver.base_url = base_url
-        try:
-            yield driver
-        finally:
-            driver.quit()
 
 
 def _open(driver, path: str) -> None:
