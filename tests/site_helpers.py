@@ -38,12 +38,13 @@ CHROMIUM_FLAGS = (
 )
 
 
-def build_site(out_dir: Path) -> subprocess.CompletedProcess:
-    """`mkdocs build --strict` into ``out_dir``; returns the finished process (check its returncode)."""
+def build_site(out_dir: Path, config_file: str = "mkdocs.yml", root: Path = ROOT) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` of the checkout at ``root`` into ``out_dir``; returns the finished process
+    (check its returncode). ``config_file`` is mkdocs.yml (the learner's site) or mkdocs-instructor.yml."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out_dir)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config_file, "--site-dir", str(out_dir)],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
     )
 
 
@@ -118,12 +119,13 @@ def nav_pages(nav) -> list[str]:
     return pages
 
 
-def load_nav() -> list:
-    """The nav the site has: mkdocs.yml read through MkDocs itself (it understands the `!relative` tag),
-    then completed by mkdocs.yml's hooks (docs/scripts/nav_hook.py adds the exercise and solution pages)."""
+def load_nav(config_file: str = "mkdocs.yml") -> list:
+    """The nav the site has: the config read through MkDocs itself (it understands the `!relative` tag
+    and `INHERIT`), then completed by its hooks (docs/scripts/nav_hook.py adds the exercise pages, and
+    in the instructor's edition the solution and reference pages)."""
     from mkdocs.config import load_config
 
-    config = load_config(str(ROOT / "mkdocs.yml"))
+    config = load_config(str(ROOT / config_file))
     for hook in config["hooks"].values():
         if hasattr(hook, "on_config"):
             config = hook.on_config(config) or config

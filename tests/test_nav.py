@@ -1,7 +1,8 @@
 """The site's lists of exercises come from the catalogue, never from a copy kept by hand.
 
-* The nav (mkdocs.yml completed by docs/scripts/nav_hook.py) lists every exercise page and every
-  solution page in the catalogue's order, titled "N. short title", and every page it lists exists.
+* The nav (mkdocs.yml completed by docs/scripts/nav_hook.py) lists every exercise page in the
+  catalogue's order, titled "N. short title", and every page it lists exists; the learner's nav has no
+  solution page and no API reference, the instructor's edition both, in order.
 * mkdocs.yml, the exercises index, the home page and the README hold no list of exercises of their own.
 * The tables rendered by docs/scripts/exercise_tables.py have one row per exercise, with links that resolve.
 """
@@ -40,11 +41,27 @@ def test_the_exercises_section_lists_every_exercise_in_order(nav):
     assert titled(entries) == [(f"{e.number}. {exercise_tables.nav_title(e)}", e.docs_page) for e in EXERCISES]
 
 
-def test_the_solutions_section_lists_every_solution_page_in_order(nav):
-    entries = section(nav, "Solutions (after you pass)")
+def test_the_learners_nav_has_no_solution_and_no_api_reference(nav):
+    pages = helpers.nav_pages(nav)
+    assert not [page for page in pages if page.startswith(("solutions/", "reference/"))], pages
+    titles = [next(iter(item)) for item in nav if isinstance(item, dict)]
+    assert "Solutions" not in titles and nav_hook.REFERENCE_TITLE not in titles
+
+
+def test_the_instructors_edition_adds_solutions_after_exercises_and_the_api_reference():
+    nav = helpers.load_nav("mkdocs-instructor.yml")
+    titles = [next(iter(item)) for item in nav if isinstance(item, dict)]
+    assert titles.index("Solutions") == titles.index("Exercises") + 1
     expected = [(f"{e.number}. {exercise_tables.nav_title(e)}", exercise_tables.solution_page(e)) for e in EXERCISES]
-    assert titled(entries) == expected
-    assert all(page.startswith("solutions/") for _, page in expected)
+    assert titled(section(nav, "Solutions")) == expected
+    reference = section(nav, nav_hook.REFERENCE_TITLE)
+    assert reference[0] == "reference/index.md"
+    index = (DOCS / "reference" / "index.md").read_text()
+    modules = titled(reference)
+    assert len(modules) == index.count("| [grader.") and modules[0] == ("grader.catalogue", "reference/catalogue.md")
+    assert all((DOCS / page).is_file() for _, page in modules)
+    on_disk = {f"reference/{p.name}" for p in (DOCS / "reference").glob("*.md")} - {"reference/index.md"}
+    assert {page for _, page in modules} == on_disk, "a reference page is missing from docs/reference/index.md's table"
 
 
 def test_nav_titles_are_the_short_titles_the_site_shows(nav):
@@ -61,6 +78,15 @@ def test_every_page_in_the_nav_exists(nav):
     assert not missing, f"the nav lists pages that do not exist: {missing}"
 
 
+def test_the_instructors_solution_pages_show_each_solution_and_its_commentary():
+    for exercise in EXERCISES:
+        page = nav_hook.solution_markdown(exercise)
+        assert f'--8<-- "{exercise.solution_file}"' in page and '!!! warning "Read this after you pass"' in page
+        assert f"grade solution {exercise.number}" in page
+    with_notes = nav_hook.solution_markdown(EXERCISES[1], "## Why flat\n\nBecause.")
+    assert with_notes.index("--8<--") < with_notes.index("## Why flat")
+
+
 def test_mkdocs_yml_lists_no_exercise_by_hand():
     text = (ROOT / "mkdocs.yml").read_text()
     assert re.search(r"^hooks:\s*\n\s*-\s*docs/scripts/nav_hook\.py\s*$", text, flags=re.MULTILINE)
@@ -69,15 +95,16 @@ def test_mkdocs_yml_lists_no_exercise_by_hand():
 
 
 def test_the_hook_refuses_entries_written_by_hand_and_can_run_twice():
-    nav = [{"Exercises": ["exercises/index.md", {"3. Softmax": "exercises/ex03_softmax.md"}]},
-           {"Solutions (after you pass)": []}]
+    nav = [{"Exercises": ["exercises/index.md", {"3. Softmax": "exercises/ex03_softmax.md"}]}]
     with pytest.raises(nav_hook.NavError, match="lists pages by hand"):
         nav_hook.fill_nav(nav)
-    nav = [{"Exercises": ["exercises/index.md"]}, {"Solutions (after you pass)": []}]
+    nav = [{"Exercises": ["exercises/index.md"]}]
     once = nav_hook.fill_nav(nav)
     assert nav_hook.fill_nav([dict(item) for item in once]) == once
-    with pytest.raises(nav_hook.NavError, match="no section 'Solutions"):
-        nav_hook.fill_nav([{"Exercises": []}])
+    with pytest.raises(nav_hook.NavError, match="no section 'Exercises'"):
+        nav_hook.fill_nav([{"Chapters": []}])
+    with pytest.raises(nav_hook.NavError, match="only the instructor's edition"):
+        nav_hook.fill_nav([{"Exercises": []}, {"Solutions": []}])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The course site: it builds strictly, its generated parts are current, and it works in a browser.
 
 * `mkdocs build --strict` passes (broken links, missing snippets and bad nav entries fail it).
-* The nav has a page for every exercise in the catalogue, with its stub, and the solution on a page of its
-  own behind an "after you pass" warning.
+* The nav has a page for every exercise in the catalogue, with its stub; no page names a solution
+  (tests/test_site_learner.py checks the built site holds none of its text).
 * The plot script regenerates every plot from the committed measurements, and picks up benchmark files.
 * The masking chapter's grader messages and the online-softmax numbers are current.
 * The access maps on the pages are current: recorded again, their data equals the committed data.
@@ -131,16 +131,12 @@ def test_every_exercise_has_a_page_in_the_nav():
     for exercise in EXERCISES:
         assert exercise.docs_page in pages, f"exercise {exercise.number} ({exercise.docs_page}) is not in the nav"
         text = (DOCS / exercise.docs_page).read_text()
-        assert f'--8<-- "{exercise.learner_file}"' in text, f"{exercise.docs_page} does not include its stub"
-        # The solution sits behind the gate: on a page of its own, linked with an "after you pass" warning.
-        assert exercise.solution_file not in text, f"{exercise.docs_page} shows the reference solution"
-        solution_page = exercise.docs_page.replace("exercises/", "solutions/", 1)
-        assert solution_page in pages, f"{solution_page} is not in the nav"
-        assert re.search(r'!!! warning "[^"]*after you pass', text) and f"../{solution_page}" in text, \
-            f"{exercise.docs_page} does not link its solution page with an after-you-pass warning"
-        solution_text = (DOCS / solution_page).read_text()
-        assert f'--8<-- "{exercise.solution_file}"' in solution_text, f"{solution_page} does not include the solution"
-        assert '!!! warning "Read this after you pass"' in solution_text
+        assert "{{ stub() }}" in text, f"{exercise.docs_page} does not show its stub"
+        # The solution is earned: the page points at `grade solution N`, never at a page or a file.
+        assert exercise.solution_file not in text and not re.search(r"\]\([^)]*solutions/", text), \
+            f"{exercise.docs_page} names its reference solution's file or links a solution"
+        assert f"`grade solution {exercise.number}`" in text, \
+            f"{exercise.docs_page} does not say that `grade solution {exercise.number}` shows the reference"
     catalogued = {e.docs_page for e in EXERCISES}
     assert exercise_pages <= catalogued, f"nav pages for exercises not in the catalogue: {exercise_pages - catalogued}"
 
@@ -478,13 +474,9 @@ def test_home_and_exercise_pages_render(browser):
     browser.save_screenshot(str(SCREENSHOTS / "home.png"))
     _open(browser, "exercises/ex01_vector_add/")
     text = browser.find_element("css selector", "article").text
-    assert "exercises/ex01_vector_add.py" in text
-    assert "The reference solution: read it after you pass" in text
+    assert "exercises/ex01_vector_add.py" in text and "raise NotImplementedError" in text
+    assert "grade solution 1" in text
     assert "solutions/ex01_vector_add.py" not in text, "the exercise page shows the solution"
-    assert not _external_requests(browser)
-    _open(browser, "solutions/ex01_vector_add/")
-    text = browser.find_element("css selector", "article").text
-    assert "Read this after you pass" in text and "solutions/ex01_vector_add.py" in text
     assert not _external_requests(browser)
 
 

@@ -1,10 +1,11 @@
 """The site's lists of exercises, rendered from the exercises' manifests (read by grader/catalogue.py) when the
 site is built.
 
-The nav's Exercises and Solutions sections (docs/scripts/nav_hook.py), the table of docs/exercises/index.md
-(`{{ exercise_table() }}`), the home page's path (`{{ path_table(...) }}`) and every sentence that counts
-the exercises (`{{ exercise_count() }}`) read the same list, so adding an exercise adds it everywhere and
-no page keeps a copy to update by hand.
+The nav's Exercises section (and the instructor's edition's Solutions section: docs/scripts/nav_hook.py),
+the table of docs/exercises/index.md (`{{ exercise_table() }}`), the home page's path
+(`{{ path_table(...) }}`), every sentence that counts the exercises (`{{ exercise_count() }}`) and each
+exercise page's stub (`{{ stub() }}`, docs/scripts/committed_stub.py) read the same list, so adding an
+exercise adds it everywhere and no page keeps a copy to update by hand.
 
 Relative links are computed from the page the table is on, so a table may move without breaking them.
 """
@@ -20,13 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from docs.scripts import committed_stub  # noqa: E402
 from grader import catalogue  # noqa: E402
 
-#: The nav section titles filled from the catalogue, and the page each exercise has in them.
+#: The nav section titles filled from the catalogue, and the page each exercise has in them. The
+#: learner's site has the first; the instructor's edition (mkdocs-instructor.yml) both.
 NAV_SECTIONS = {
     "Exercises": lambda exercise: exercise.docs_page,
-    "Solutions (after you pass)": lambda exercise: solution_page(exercise),
+    "Solutions": lambda exercise: solution_page(exercise),
 }
+LEARNER_SECTIONS = ("Exercises",)
 
 
 def _field(exercise, name: str):
@@ -65,7 +69,8 @@ def exercises() -> tuple:
 
 
 def solution_page(exercise) -> str:
-    """The page with the reference solution, relative to docs/: solutions/ beside exercises/."""
+    """The instructor's edition's page with the reference solution, relative to docs/: solutions/
+    beside exercises/. The learner's site has no such page (docs/scripts/nav_hook.py)."""
     return exercise.docs_page.replace("exercises/", "solutions/", 1)
 
 
@@ -171,3 +176,4 @@ def define_macros(env) -> None:
     env.macro(exercise_count, "exercise_count")
     env.macro(lambda form="word": chapter_count(env.conf["nav"], form), "chapter_count")
     env.macro(lambda notes=None: path_table(env.conf["nav"], notes, current_page("index.md")), "path_table")
+    committed_stub.define_macros(env)

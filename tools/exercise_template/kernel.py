@@ -4,9 +4,11 @@ $underline
 #stub:
 #stub: In this exercise you will learn what the exercise teaches.
 #stub:
-#stub: Fill in the places marked TODO, then run ``grade exercise $number``; ``grade hint $number`` gives a hint.
+#stub: Fill in the places marked TODO, then run ``grade exercise $number``;
+#stub: ``grade hint $number`` gives a hint.
 #solution:
-#solution: The reference solution: one program per block of BLOCK elements, a masked load and store.
+#solution: The reference solution: one program per block of BLOCK elements, a masked
+#solution: load and store.
 """
 
 import torch
@@ -27,15 +29,19 @@ def ${function}_kernel(
     #stub: pass
     #solution: offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     #solution: mask = offsets < n_elements
-    #solution: tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+    #solution: x = tl.load(x_ptr + offsets, mask=mask)
+    #solution: tl.store(out_ptr + offsets, x, mask=mask)
 
 
 def $function(x: torch.Tensor) -> torch.Tensor:
     """A copy of the 1-D tensor ``x``, written by a Triton kernel."""
     out = torch.empty_like(x)
     n_elements = out.numel()
-    #stub: # TODO: launch ${function}_kernel on a grid of triton.cdiv(n_elements, BLOCK) programs, and delete
-    #stub: # the line below.
-    #stub: raise NotImplementedError("exercise $number: launch ${function}_kernel from $function()")
-    #solution: ${function}_kernel[(triton.cdiv(n_elements, BLOCK),)](x, out, n_elements, BLOCK=BLOCK)
+    #stub: # TODO: launch ${function}_kernel on a grid of triton.cdiv(n_elements, BLOCK)
+    #stub: # programs, and delete the line below.
+    #stub: raise NotImplementedError(
+    #stub:     "exercise $number: launch ${function}_kernel from $function()"
+    #stub: )
+    #solution: grid = (triton.cdiv(n_elements, BLOCK),)
+    #solution: ${function}_kernel[grid](x, out, n_elements, BLOCK=BLOCK)
     return out

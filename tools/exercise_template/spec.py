@@ -30,11 +30,12 @@ def test_matches_reference(learner_function, n, dtype, rng, device):
 
 
 def test_traffic(learner_function, rng, device):
-    """Interpreter: count the bytes actually moved; x is read once and out written once."""
+    """Interpreter: count the bytes actually moved; x is read once, out written once."""
     n = 3 * BLOCK + 7
     x = checks.randn((n,), torch.float32, rng, device)
-    checks.expect_traffic(learner_function, {"x": x}, minimum_bytes=minimum_bytes(n, 4), max_passes={"x": 1.0},
-                          max_ratio=1.0, lesson="a copy needs its input once")
+    checks.expect_traffic(learner_function, {"x": x}, minimum_bytes=minimum_bytes(n, 4),
+                          max_passes={"x": 1.0}, max_ratio=1.0,
+                          lesson="a copy needs its input once")
 
 
 def test_performance(exercise, learner_function, mode):
@@ -44,13 +45,16 @@ def test_performance(exercise, learner_function, mode):
         pytest.skip("performance: no floor yet")
     from grader import perf, timing
 
-    n = perf.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=0.5 / (timing.SETS + 1))
+    budget = 0.5 / (timing.SETS + 1)
+    n = perf.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=budget)
 
     def make_set(generator):
         return [torch.randn(n, device="cuda", generator=generator)], {}
 
     def verify(out, args, kwargs):
-        checks.require(torch.equal(out, args[0]), f"`out` is wrong at the benchmark size n = {n}")
+        checks.require(torch.equal(out, args[0]),
+                       f"`out` is wrong at the benchmark size n = {n}")
 
-    checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4), floor=exercise.floor,
-                             verify=verify, label=f"n = {n:,} fp32")
+    checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4),
+                             floor=exercise.floor, verify=verify,
+                             label=f"n = {n:,} fp32")
