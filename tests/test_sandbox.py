@@ -16,7 +16,9 @@ from grader import sandbox
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(level: str, script: str, tmp_path: Path, *, hide=()) -> tuple[int, str, Path]:
+def _run(level: str, script: str, tmp_path: Path, *, hide=(), **settings) -> tuple[int, str, Path]:
+    """Run ``script`` in the sandbox at ``level``: (exit status, what it printed and what the
+    sandbox said on its own channel, its scratch folder)."""
     import tempfile
 
     # Under /tmp itself, traversable by others: the "user" level runs the command as another user.
@@ -24,14 +26,22 @@ def _run(level: str, script: str, tmp_path: Path, *, hide=()) -> tuple[int, str,
     os.chmod(root, 0o711)
     scratch = root / "work"
     scratch.mkdir(exist_ok=True)
-    output = scratch / "output.txt"
-    config = sandbox.Config(level=level, scratch=str(scratch), hide=[str(h) for h in hide], output=str(output))
+    (root / "view").mkdir()
+    output = os.open(root / "output.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    status_read, status_write = os.pipe()
+    config = sandbox.Config(level=level, scratch=str(scratch), hide=[str(h) for h in hide], output_fd=output,
+                            status_fd=status_write, view=str(root / "view"), expose=sandbox.runtime_paths(ROOT),
+                            course=str(ROOT), conceal=sandbox.course_private_paths(ROOT), **settings)
     proc = sandbox.start(["/bin/sh", "-c", script], config, env=dict(os.environ, LC_ALL="C"))
+    os.close(status_write)
     try:
         code = proc.wait(timeout=60)
     finally:
         sandbox.stop(proc)
-    return code, output.read_text() if output.exists() else "", scratch
+    said = os.pread(output, 1 << 20, 0).decode(errors="replace") + os.read(status_read, 1 << 16).decode()
+    os.close(output)
+    os.close(status_read)
+    return code, said, scratch
 
 
 def _alive(marker: str) -> list[int]:
