@@ -226,7 +226,7 @@ def learner_environment(source: dict[str, str], *, scratch: str | Path, course: 
     env.update(HOME=scratch, TMPDIR=os.path.join(scratch, "tmp"), TRITON_CACHE_DIR=os.path.join(scratch, ".triton"),
                TRITON_HOME=scratch, MPLCONFIGDIR=scratch, XDG_CACHE_HOME=os.path.join(scratch, ".cache"),
                PYTHONPATH=str(course), PYTHONDONTWRITEBYTECODE="1", PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1",
-               USER="nobody", LOGNAME="nobody")
+               USER="learner", LOGNAME="learner")  # getpass.getuser() needs a name, whatever the uid
     env.setdefault("PATH", os.defpath)
     if interpreter:
         env["TRITON_INTERPRET"] = "1"
@@ -380,10 +380,12 @@ def available_level() -> str:
 
 
 DESCRIPTIONS = {
-    "namespaces": "sandboxed (own mount, PID and network namespaces; course files read-only; no capabilities)",
-    "user": "sandboxed (an unprivileged user; processes it leaves are killed)",
+    "namespaces": ("sandboxed (a root of its own holding only the runtime, read-only; own PID, IPC and network "
+                   "namespaces; an unprivileged user or no capabilities)"),
+    "user": ("sandboxed (an unprivileged user; the hidden folders closed to others; what it leaves in /tmp and /dev/shm "
+             "is deleted, the processes it leaves are killed)"),
     "partial": ("partly sandboxed (own session, limits, processes it leaves are killed; the learner's code runs "
-                "as you and can write what you can write: grade a class in a container, see docs/grading.md)"),
+                "as you and can read and write what you can: grade a class in a container, see docs/grading.md)"),
 }
 
 
