@@ -225,6 +225,7 @@ def learner_environment(source: dict[str, str], *, scratch: str | Path, course: 
     scratch = str(scratch)
     env.update(HOME=scratch, TMPDIR=os.path.join(scratch, "tmp"), TRITON_CACHE_DIR=os.path.join(scratch, ".triton"),
                TRITON_HOME=scratch, MPLCONFIGDIR=scratch, XDG_CACHE_HOME=os.path.join(scratch, ".cache"),
+               CUDA_CACHE_PATH=os.path.join(scratch, ".nv"),
                PYTHONPATH=str(course), PYTHONDONTWRITEBYTECODE="1", PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1",
                USER="learner", LOGNAME="learner")  # getpass.getuser() needs a name, whatever the uid
     env.setdefault("PATH", os.defpath)
