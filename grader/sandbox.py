@@ -552,6 +552,10 @@ def _mount_view(config: Config) -> None:
             _mount("tmpfs", inside, "tmpfs", MS_NOSUID | MS_NODEV, source)
         elif kind == "empty":
             _mount("tmpfs", inside, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=000")
+    # The skeletons are read-only too (in a user namespace the learner's process owns them); the
+    # mounts inside them (/tmp, /dev/shm, the scratch folder) keep their own flags.
+    for skeleton in [view] + ([view + os.path.realpath(config.course)] if config.course else []):
+        _mount_setattr(skeleton, set_=MOUNT_ATTR_RDONLY, recursive=False)
 
 
 def _namespaces(config: Config) -> None:
