@@ -1,6 +1,7 @@
 """`grade batch DIR --exercise N`: grade a folder of submissions, one isolated run each.
 
-Every ``*.py`` file directly in DIR is one submission. Each is first compiled here (a file that
+Every ``*.py`` file directly in DIR is one submission; a symbolic link is refused with a sentence
+(it would grade the file it points to, the course's solution as well as any other). Each is first compiled here (a file that
 does not even parse gets a sentence and a score of 0 without starting a process; its text is
 decoded as Python decodes source, so a PEP 263 coding line works as it does in ``grade exercise``),
 then graded by `grader.isolation.run_checks` in its own judge and sandboxed learner process, all
@@ -112,8 +113,18 @@ def precheck(path: Path) -> str | None:
 
 
 def submissions_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.py") if p.is_file() and p.name != "__init__.py"
+    """Every ``*.py`` directly in ``folder``: files, and symbolic links (which `refusal` refuses)."""
+    return sorted(p for p in folder.glob("*.py") if (p.is_symlink() or p.is_file()) and p.name != "__init__.py"
                   and not p.name.startswith("."))
+
+
+def refusal(path: Path) -> str | None:
+    """A sentence when ``path`` is not a submission's own file: a symbolic link points elsewhere
+    (a link to the course's solution would be graded as the student's)."""
+    if path.is_symlink():
+        return (f"{path.name} is a symbolic link, not a file: the class grader grades only the files a student "
+                "handed in, so it was not graded (submit the file itself)")
+    return None
 
 
 def grade_all(paths: list[Path], exercise: catalogue.Exercise, *, seed: int, grade: Callable | None = None,
@@ -132,7 +143,7 @@ def grade_all(paths: list[Path], exercise: catalogue.Exercise, *, seed: int, gra
 
     def one(path: Path) -> Submission:
         started = time.monotonic()
-        submission = Submission(path=path, error=precheck(path))
+        submission = Submission(path=path, error=refusal(path) or precheck(path))
         if submission.error is None:
             try:
                 options = dict(seed=seed, interpreter=interpreter, check_timeout=timeout, select=select)

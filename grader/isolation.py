@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import select as _select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -91,18 +92,21 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     tmp_root = Path(tempfile.mkdtemp(prefix="grade-"))
     os.chmod(tmp_root, 0o711)  # the sandbox user passes through to its own scratch folder, lists nothing
     read_fd, write_fd = os.pipe()
+    # What names the learner's file and the folders hidden from it travels in the judge's environment:
+    # any process may read a command line in /proc, only the same user another process's environment.
+    # Each option is one `--name=value` word, so a file named `-k.py` is a value, not an option.
+    private = [f"--learner-file={path}", f"--display={display}", f"--tmp-root={tmp_root}",
+               *(f"--hide={folder}" for folder in hide)]
     command = [sys.executable, "-s", "-m", "grader.judge", str(exercise.spec_file),
-               "--learner-file", str(path), "--display", display, "--grade-seed", str(seed),
-               "--grade-events-fd", str(write_fd), "--tmp-root", str(tmp_root)]
+               f"--grade-seed={seed}", f"--grade-events-fd={write_fd}"]
     if interpreter:
         command.append("--interpreter")
     if check_timeout:
-        command += ["--check-timeout", str(check_timeout)]
-    for folder in hide:
-        command += ["--hide", str(folder)]
+        command.append(f"--check-timeout={check_timeout}")
     if select:
         command += ["-k", select]
     env = dict(os.environ)
+    env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("PYTHONFAULTHANDLER", "1")
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
@@ -110,7 +114,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     proc = None
     timed_out = False
     try:
-        with open(judge_log, "wb") as log:
+        # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
+        with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
             proc = subprocess.Popen(command, cwd=os.getcwd(), env=env, stdout=log, stderr=log,
                                     stdin=subprocess.DEVNULL, pass_fds=(write_fd,), start_new_session=True,
                                     preexec_fn=_judge_preexec)

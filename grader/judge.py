@@ -3,7 +3,9 @@
     python -m grader.judge SPEC_FILE --learner-file F [--display NAME] [--grade-seed N]
         [--grade-events-fd FD] [--check-timeout S] [--interpreter] [--hide DIR]... [--tmp-root DIR] [-k EXPR]
 
-`grade` starts it (`grader.isolation`) and reads its events. It runs pytest with the judge's
+`grade` starts it (`grader.isolation`) and reads its events; it passes the options that name the
+learner's file and the hidden folders in ``PYTEST_ADDOPTS``, never on the command line (which any
+process can read in /proc). It runs pytest with the judge's
 plugin (`grader.harness.plugin`) over one exercise's spec; the plugin starts the learner's own
 process in a sandbox and the specs call the learner's functions there. Triton is never put in
 interpreter mode here: only the learner's process runs kernels in Triton's interpreter.

@@ -19,6 +19,7 @@ call starts a fresh process (the learner's file is imported again):
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -77,6 +78,12 @@ def crash_message(returncode: int | None, stderr_tail: str, during: str | None) 
     return f"the process running your code died with {what}{where}{detail}: {cause}. The grader restarted it for the next check."
 
 
+def _with_limit(message: str, raised: str = "") -> str:
+    """``message``, led by the sandbox limit it ran into, if any."""
+    limit = sandbox.limit_sentence(f"{raised} {message}")
+    return f"{limit} ({message})" if limit else message
+
+
 def clock_that_ran_out(request_timeout: float | None, remaining: float | None, check_clock: float | None) -> float:
     """The length of the clock that stopped a request: the check's, when its deadline came before the
     request's own limit (a timing request may wait 120 s inside a check of 60), else the request's."""
@@ -133,6 +140,7 @@ class LearnerProcess:
         self.scratch: Path | None = None
         self._root: Path | None = None
         self._requests = self._replies = -1
+        self._output = self._status = -1  # the learner's output file, the sandbox's failure channel
         self._next_id = 0
         self.restarts = 0
         self.current_check: str | None = None
@@ -154,29 +162,31 @@ class LearnerProcess:
         os.chmod(self._root, 0o711)  # the sandbox user may pass through to its scratch folder, not list
         self.scratch = self._root / "work"
         self.scratch.mkdir()
+        (self.scratch / "tmp").mkdir()
+        (self._root / "view").mkdir()  # the namespaces level builds the learner's root here
         copy = self.scratch / self.learner_file.name
         shutil.copyfile(self.learner_file, copy)
         self._ensure_arenas()
         request_read, request_write = os.pipe()
         reply_read, reply_write = os.pipe()
+        # The learner's output and the sandbox's own failures go to descriptors opened here, in a
+        # folder the learner's process cannot write: nothing it plants is ever opened by name.
+        self._output = os.open(self._root / "output.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                               | os.O_CLOEXEC, 0o600)
+        self._status, status_write = os.pipe()
         command = [sys.executable, "-s", "-m", "grader.runner",
                    "--requests", str(request_read), "--replies", str(reply_write),
                    "--arena-in", f"{self.arenas['in'].fd}:{self.arenas['in'].size}",
                    "--arena-out", f"{self.arenas['out'].fd}:{self.arenas['out'].size}",
-                   "--learner", str(copy), "--display", self.display, "--mode", self.mode]
-        env = dict(os.environ)
-        for key in ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT"):
-            env.pop(key, None)
-        env.update(PYTHONPATH=str(ROOT), HOME=str(self.scratch), TMPDIR=str(self.scratch),
-                   TRITON_CACHE_DIR=str(self.scratch / ".triton"), PYTHONDONTWRITEBYTECODE="1",
-                   PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", MPLCONFIGDIR=str(self.scratch))
-        if self.mode == "interpreter":
-            env["TRITON_INTERPRET"] = "1"
-        else:
-            env.pop("TRITON_INTERPRET", None)
+                   f"--learner={copy}", f"--display={self.display}", "--mode", self.mode]
+        env = sandbox.learner_environment(dict(os.environ), scratch=self.scratch, course=ROOT,
+                                          interpreter=self.mode == "interpreter")
         config = sandbox.Config(level=self.level, scratch=str(self.scratch), hide=list(self.hide),
-                                output=str(self.scratch / "output.txt"),
-                                pid_namespace=os.environ.get("GRADE_SANDBOX_PIDNS", "1") != "0")
+                                uid=sandbox.sandbox_uid(), output_fd=self._output, status_fd=status_write,
+                                pid_namespace=os.environ.get("GRADE_SANDBOX_PIDNS", "1") != "0",
+                                view=str(self._root / "view"), expose=sandbox.runtime_paths(ROOT), course=str(ROOT),
+                                conceal=sandbox.course_private_paths(ROOT), memory_bytes=sandbox.memory_limit(),
+                                processes=sandbox.process_limit())
         fds = (request_read, reply_write, self.arenas["in"].fd, self.arenas["out"].fd)
         for fd in fds:
             os.set_inheritable(fd, True)
@@ -185,8 +195,24 @@ class LearnerProcess:
         finally:
             os.close(request_read)
             os.close(reply_write)
+            os.close(status_write)
         self._requests, self._replies = request_write, reply_read
         self.hello = None
+
+    def _setup_failure(self) -> str:
+        """What the keeper said on the sandbox's own channel (empty when the sandbox was set up)."""
+        if self._status < 0:
+            return ""
+        said = b""
+        while len(said) < 4000:
+            ready, _, _ = select.select([self._status], [], [], 0)
+            if not ready:
+                break
+            chunk = os.read(self._status, 4000)
+            if not chunk:
+                break
+            said += chunk
+        return said.decode(errors="replace").strip()
 
     def ready(self) -> dict:
         """The learner process's hello (after its import); GradeFailure if it could not start."""
@@ -205,9 +231,10 @@ class LearnerProcess:
                                      "it run a loop at import time (outside any function)?"}
             self._refuse(self.hello)
         except protocol.ProtocolError:
+            failure = self._setup_failure()
             code, tail = self._ended()
-            if code == 96:
-                raise GradeFailure("the grader could not set up its sandbox: " + tail.strip()[-500:], kind=Kind.FATAL)
+            if failure:
+                raise GradeFailure(f"the grader could not set up its sandbox: {failure[-500:]}", kind=Kind.FATAL)
             self.hello = {"ready": False, "kind": Kind.IMPORT,
                           "message": "importing your file ended the process: " + crash_message(code, tail, None)}
             self._refuse(self.hello)
@@ -226,7 +253,7 @@ class LearnerProcess:
         kind = Kind.of(hello.get("kind"))
         if kind not in (Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.FATAL):
             kind = Kind.IMPORT
-        raise GradeFailure(protocol.text(hello.get("message")), kind=kind)
+        raise GradeFailure(_with_limit(protocol.text(hello.get("message"))), kind=kind)
 
     @property
     def functions(self) -> set[str]:
@@ -242,13 +269,13 @@ class LearnerProcess:
                     pass
             sandbox.stop(self.proc, grace=0.5)
             self.proc = None
-        for fd in (self._requests, self._replies):
+        for fd in (self._requests, self._replies, self._output, self._status):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._requests = self._replies = -1
+        self._requests = self._replies = self._output = self._status = -1
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
@@ -274,15 +301,12 @@ class LearnerProcess:
         return code, tail
 
     def output_tail(self) -> str:
-        if self.scratch is None:
+        """The end of what the learner's process printed, read through the judge's own descriptor."""
+        if self._output < 0:
             return ""
-        path = self.scratch / "output.txt"
         try:
-            with open(path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                f.seek(max(0, size - STDERR_TAIL))
-                return f.read().decode(errors="replace")
+            size = os.fstat(self._output).st_size
+            return os.pread(self._output, STDERR_TAIL, max(0, size - STDERR_TAIL)).decode(errors="replace")
         except OSError:
             return ""
 
@@ -337,7 +361,8 @@ class LearnerProcess:
                 self._ended()
                 self.restarts += 1
             raised = reply.get("raised")
-            raise GradeFailure(protocol.text(reply.get("message")) or "your code failed", kind=kind,
+            message = protocol.text(reply.get("message")) or "your code failed"
+            raise GradeFailure(_with_limit(message, protocol.text(raised) if raised else ""), kind=kind,
                                raised=protocol.text(raised)[:100] if raised else None)
         return reply
 
@@ -416,10 +441,10 @@ class LearnerProcess:
                 view = guards.view_of(buffer, shape, stride)
             except (ValueError, KeyError, TypeError):
                 continue
-            covered = guards.covered_mask(buffer.numel(), shape, stride, "cpu")
-            snapshot = guards.expected_output_bits(buffer, shape, stride)
             name = str(desc.get("name") or "a tensor you allocated")[:40]
-            outputs.append(guards.GuardedTensor(name, "output", buffer, view, covered, snapshot,
+            # Checked against what a fresh output holds, in chunks (guards.fresh_output_outside_writes):
+            # no mask or copy as large as an allocation the learner's process made.
+            outputs.append(guards.GuardedTensor(name, "output", buffer, view, None, None,
                                                 device=str(desc.get("device", "cpu"))))
         return outputs
 

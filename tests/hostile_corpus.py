@@ -1,6 +1,6 @@
 """The hostile corpus, read and graded without ever being imported: each exercise folder's hostile/
 (grader/exercises/exNN_slug/hostile/) and the files that attack no one exercise (tests/hostile/batch,
-tests/hostile/robustness).
+tests/hostile/robustness, tests/hostile/sandbox).
 
 Every file declares what it does and what a sound grader must do with it in module-level
 constants (tests/hostile/README.md). This module reads those constants from the file's syntax
@@ -38,7 +38,8 @@ ONE_CHECK = {
     3: "matches_reference and n781 and fp32",
     7: "matches_reference and B2-H3-S17-D32 and not causal",
 }
-#: The environment variable that marks every process of one grading run.
+#: The environment variable that marks every process of one grading run (the sandbox passes it on to
+#: the learner's process because the run names it in ``GRADE_SANDBOX_PASS_ENV``).
 TOKEN_VARIABLE = "HOSTILE_TEST_TOKEN"
 #: Folders of the course that no submission may change.
 COURSE_FOLDERS = ("grader", "solutions", "exercises", "tests/hostile")
@@ -103,11 +104,11 @@ def _arithmetic(node: ast.AST) -> bool:
 
 
 def corpus() -> list[HostileFile]:
-    """Every file of the corpus, in a fixed order (exercise folders, then batch, then robustness)."""
+    """Every file of the corpus, in a fixed order (exercise folders, then batch, robustness, sandbox)."""
     files = []
     for number in EXERCISE_FOLDERS.values():
         files += [HostileFile(p, metadata(p)) for p in sorted(catalogue.get(number).hostile_dir.glob("*.py"))]
-    for folder in ("batch", "robustness"):
+    for folder in ("batch", "robustness", "sandbox"):
         files += [HostileFile(p, metadata(p)) for p in sorted((HOSTILE / folder).glob("*.py"))]
     return files
 

@@ -161,3 +161,45 @@ def test_a_file_that_cannot_be_graded_still_gets_a_gradescope_result(tmp_path):
     result = batch.gradescope(subs[0], EX1, points=100, seed=1)
     assert result["score"] == 0.0 and result["tests"][0]["max_score"] == 100
     assert "does not parse" in result["tests"][0]["output"] and result["tests"][0]["status"] == "failed"
+
+
+# --- what the class folder holds: links and odd names -----------------------------------------------
+
+def test_a_symbolic_link_is_refused_and_any_file_name_is_graded(tmp_path, capsys):
+    """A link to the course's solution would be graded as the student's 100/100; a file named like an
+    option (`-k.py`) is still a file."""
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copy(EX1.solution_path, submissions / "-k.py")
+    shutil.copy(EX1.solution_path, submissions / "--display.py")
+    (submissions / "mallory.py").symlink_to(EX1.solution_path)
+    (submissions / "trudy.py").symlink_to(tmp_path / "nowhere.py")  # a dangling link is refused the same way
+    out = tmp_path / "out"
+    code = cli.main(["batch", str(submissions), "--exercise", "1", "--select", SELECT, "--seed", "7", "--jobs", "2",
+                     "--interpreter", "--out", str(out), "--gradescope"])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert code == cli.EXIT_FAILED
+    assert "mallory.py is a symbolic link, not a file" in printed and "trudy.py is a symbolic link" in printed
+    with open(out / "summary.csv", newline="") as f:
+        rows = {r["file"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"-k.py", "--display.py", "mallory.py", "trudy.py"}
+    for honest in ("-k.py", "--display.py"):
+        assert rows[honest]["passed"] == "True", rows[honest]
+    for link in ("mallory.py", "trudy.py"):
+        assert rows[link]["passed"] == "False" and float(rows[link]["score"]) == 0.0
+        assert rows[link]["first_failure"].startswith(f"{link} is a symbolic link, not a file"), rows[link]
+    by_name = {Path(s["file"]).name: s for s in json.loads((out / "summary.json").read_text())["submissions"]}
+    assert "symbolic link" in by_name["mallory.py"]["error"] and by_name["mallory.py"]["result"] is None
+    gradescope = json.loads((out / "gradescope" / "mallory.results.json").read_text())
+    assert gradescope["score"] == 0.0 and "symbolic link" in gradescope["tests"][0]["output"]
+    assert (submissions / "mallory.py").is_symlink()  # the class folder as it was
+
+
+def test_a_file_named_like_an_option_is_graded_with_grade_exercise(tmp_path, monkeypatch):
+    """`grade exercise 1 --from ./-k.py`: the name travels as `--display=-k.py`, a value."""
+    from grader import isolation
+
+    shutil.copy(EX1.solution_path, tmp_path / "-k.py")
+    monkeypatch.chdir(tmp_path)
+    run = isolation.run_checks(EX1, Path("./-k.py"), seed=7, interpreter=True, select=SELECT)
+    assert run.fatal is None and run.passed, [c.message for c in run.checks]

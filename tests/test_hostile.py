@@ -44,6 +44,7 @@ WRONG_UNDERNEATH = [f for f in EXERCISE_FILES if f.wrong_underneath]
 UNNAMED_OUTSIDE_WATCH = [f for f in EXERCISE_FILES if f.kind == "outside_watch" and not f.static_flags]
 BATCH_FILES = [f for f in CORPUS if f.folder == "batch"]
 ROBUSTNESS_FILES = [f for f in CORPUS if f.folder == "robustness"]
+SANDBOX_FILES = [f for f in CORPUS if f.folder == "sandbox"]
 
 #: What the static check's findings say for each flag a file declares (any one of them).
 FLAG_FINDINGS = {
@@ -122,6 +123,7 @@ def processes(monkeypatch):
     """Every process the test's grading starts carries this token; none may outlive the test."""
     run = RunProcesses()
     monkeypatch.setenv(TOKEN_VARIABLE, run.token)
+    monkeypatch.setenv(sandbox.PASS_VARIABLE, TOKEN_VARIABLE)  # the allow-listed environment keeps the token
     yield run
     run.kill()
 
@@ -145,13 +147,14 @@ def _said(run) -> list[str]:
 
 def test_every_hostile_file_declares_what_it_is_owed_and_is_tested():
     groups = {"static": STATIC_REJECTED, "wrong": WRONG_UNDERNEATH, "unnamed": UNNAMED_OUTSIDE_WATCH,
-              "batch": BATCH_FILES, "robustness": ROBUSTNESS_FILES}
+              "batch": BATCH_FILES, "robustness": ROBUSTNESS_FILES, "sandbox": SANDBOX_FILES}
     assert all(groups.values()), {k: len(v) for k, v in groups.items()}
     for hostile in CORPUS:
         missing = [k for k in ("ATTACK", "KIND", "WRONG_UNDERNEATH", "STATIC_FLAGS", "REJECTED_BY")
                    if k not in hostile.meta]
         assert not missing, f"{hostile.id} does not declare {missing}"
-        assert hostile.kind in ("patch", "forge", "reference", "outside_watch", "batch", "robustness"), hostile.id
+        assert hostile.kind in ("patch", "forge", "reference", "outside_watch", "batch", "robustness", "sandbox"), \
+            hostile.id
         assert any(hostile in files for files in groups.values()), f"no test asserts anything about {hostile.id}"
     for hostile in STATIC_REJECTED:
         unknown = [flag for flag in hostile.static_flags if flag not in FLAG_FINDINGS]
@@ -167,6 +170,8 @@ def test_every_hostile_file_declares_what_it_is_owed_and_is_tested():
     for hostile in ROBUSTNESS_FILES:
         assert hostile.path.stem in ROBUSTNESS, f"say in ROBUSTNESS how {hostile.id} must be graded"
         assert "WALL_SECONDS" in hostile.meta, hostile.id
+    for hostile in SANDBOX_FILES:
+        assert "SENTENCE" in hostile.meta and hostile.kind == "sandbox", hostile.id
 
 
 # --- a class batch of every batch attack and two honest classmates -----------------------------------
@@ -366,6 +371,8 @@ ROBUSTNESS = {
     "exit_at_import": (False, "importing your file ended the process", None),
     "import_infinite_loop": (False, "importing your file did not finish within", None),
     "keyboard_interrupt": (False, "your code raised KeyboardInterrupt", None),
+    "unused_allocation": (True, None, None),
+    "private_tempfile": (True, None, None),
 }
 
 
@@ -392,3 +399,64 @@ def test_a_robustness_file_is_graded_right_within_its_clock(hostile, tmp_path, p
     if hostile.path.stem == "stderr_flood":  # what comes back is a bounded tail, not the flood
         assert len(json.dumps(run.to_json())) < 1 << 20
     assert processes.survivors() == [], "a process the file started outlived grading"
+
+
+# --- sandbox escapes: each finds nothing, or gets its limit's sentence ----------------------------------
+
+#: Planted in the grader's environment for every escape: no message may carry them.
+PLANTED_SECRETS = {"GRADE_TEST_SECRET": "planted-secret-5e1f", "GRADE_API_TOKEN": "planted-token-77a0"}
+#: Where a run could leave something for the next one: the shared temporary folders and System V segments.
+SHARED_PLACES = ("/dev/shm", "/tmp", "/var/tmp")
+
+
+def _left_in_shared_places() -> set[str]:
+    """What the sandbox user owns in the shared temporary folders, every entry named like the escapes'
+    notes, and every System V shared memory key (other work on the machine leaves its own files, so
+    only these are compared)."""
+    found = set()
+    for folder in SHARED_PLACES:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for name in entries:
+            path = os.path.join(folder, name)
+            try:
+                owner = os.lstat(path).st_uid
+            except OSError:
+                continue
+            if owner == sandbox.sandbox_uid() or name.startswith(("grade-note", "grade-ballast")):
+                found.add(path)
+    try:
+        lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+        found |= {f"sysv:{line.split()[0]}" for line in lines}
+    except OSError:
+        pass
+    return found
+
+
+@pytest.mark.skipif(not CONTAINED, reason="the sandbox here is `partial` (no namespaces, not root): the learner's "
+                    "code runs as this user and reads what it can read (grader/sandbox.py)")
+@pytest.mark.parametrize("hostile", SANDBOX_FILES, ids=_ids(SANDBOX_FILES))
+def test_a_sandbox_escape_finds_nothing_and_leaves_nothing(hostile, tmp_path, processes, monkeypatch):
+    for name, value in PLANTED_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GRADE_SANDBOX_MEMORY_GIB", "2")  # memory_past_limit asks for 4
+    path = copy_into(hostile.path, tmp_path / "submission")
+    before_file, before_course, before_shared = digest(path), course_digest(), _left_in_shared_places()
+    run = _grade(hostile, path)
+    said = _said(run)
+    everything = json.dumps(run.to_json())
+    assert "ESCAPED" not in everything, said
+    assert not any(secret in everything for secret in PLANTED_SECRETS.values()), said
+    assert "root:" not in everything, said  # the first line of /etc/shadow
+    assert "could not set up its sandbox" not in everything, said
+    sentence = hostile.meta["SENTENCE"]
+    if sentence is None:
+        assert run.passed, said
+    else:
+        assert not run.passed and any(sentence in m for m in said), said
+    assert processes.survivors() == [], "a process the file started outlived grading"
+    assert _left_in_shared_places() - before_shared == set(), "the run left something for the next one"
+    assert digest(path) == before_file
+    assert changed(before_course, course_digest()) == []

@@ -234,3 +234,23 @@ def test_corrupt_progress_files_keep_unique_backup_names(tmp_path, monkeypatch):
     kept = sorted(p.name for p in progress_file.state_path().parent.glob("progress.json.corrupt-*"))
     assert kept == ["progress.json.corrupt-20261201-120000", "progress.json.corrupt-20261201-120000-2",
                     "progress.json.corrupt-20261201-120000-3"]
+
+
+def test_checking_an_unused_allocation_costs_the_judge_no_memory_of_its_size():
+    """One unused 1 GiB `torch.empty` in a launcher once grew the judge by 3.3 GiB: the checks built
+    full-size masks and copies of every intercepted allocation. Measured in a fresh process: the peak
+    resident memory after the checks, less the peak after the allocation itself was filled."""
+    probe = (
+        "import resource, torch\n"
+        "from grader import guards\n"
+        "out = guards.guard_output('scratch', (2**27,), (1,), torch.float32, 'cpu')\n"
+        "out.buffer[3] = 1.0\n"  # one write before the start: the checks must still find it
+        "filled = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "found = out.outside_writes()\n"
+        "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - filled\n"
+        "print(found, grown)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    found, grown = done.stdout.rsplit(" ", 1)
+    assert found == "{'before': 1}", done.stdout + done.stderr
+    assert int(grown) < 64 * 1024, f"the checks of a 512 MiB allocation grew the process by {int(grown) >> 10} MiB"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -16,7 +17,9 @@ from grader import sandbox
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(level: str, script: str, tmp_path: Path, *, hide=()) -> tuple[int, str, Path]:
+def _run(level: str, script: str, tmp_path: Path, *, hide=(), **settings) -> tuple[int, str, Path]:
+    """Run ``script`` in the sandbox at ``level``: (exit status, what it printed and what the
+    sandbox said on its own channel, its scratch folder)."""
     import tempfile
 
     # Under /tmp itself, traversable by others: the "user" level runs the command as another user.
@@ -24,14 +27,25 @@ def _run(level: str, script: str, tmp_path: Path, *, hide=()) -> tuple[int, str,
     os.chmod(root, 0o711)
     scratch = root / "work"
     scratch.mkdir(exist_ok=True)
-    output = scratch / "output.txt"
-    config = sandbox.Config(level=level, scratch=str(scratch), hide=[str(h) for h in hide], output=str(output))
+    (root / "view").mkdir()
+    output = os.open(root / "output.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    status_read, status_write = os.pipe()
+    # The user level takes others' access to what it conceals: never the checkout's own folders here.
+    options = dict(view=str(root / "view"), expose=sandbox.runtime_paths(ROOT), course=str(ROOT),
+                   conceal=sandbox.course_private_paths(ROOT) if level == "namespaces" else [])
+    options.update(settings)
+    config = sandbox.Config(level=level, scratch=str(scratch), hide=[str(h) for h in hide], output_fd=output,
+                            status_fd=status_write, **options)
     proc = sandbox.start(["/bin/sh", "-c", script], config, env=dict(os.environ, LC_ALL="C"))
+    os.close(status_write)
     try:
         code = proc.wait(timeout=60)
     finally:
         sandbox.stop(proc)
-    return code, output.read_text() if output.exists() else "", scratch
+    said = os.pread(output, 1 << 20, 0).decode(errors="replace") + os.read(status_read, 1 << 16).decode()
+    os.close(output)
+    os.close(status_read)
+    return code, said, scratch
 
 
 def _alive(marker: str) -> list[int]:
@@ -128,3 +142,100 @@ def test_kill_children_ends_every_child_of_a_process():
     assert sandbox.kill_children(parent.pid) == 2
     parent.wait(timeout=5)
     assert _alive(marker) == []
+
+
+# --- the contract at every level ----------------------------------------------------------------------
+
+NAMESPACES = pytest.mark.skipif(sandbox.available_level() != "namespaces", reason="this machine cannot make namespaces")
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="dropping to another user needs root")
+
+
+def test_the_learners_environment_is_allow_listed(tmp_path):
+    source = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "xterm", "CUDA_VISIBLE_DEVICES": "1",
+              "TRITON_PRINT_AUTOTUNING": "1", "TRITON_CACHE_DIR": "/home/me/.triton", "PYTORCH_CUDA_ALLOC_CONF": "x",
+              "AWS_SECRET_ACCESS_KEY": "planted", "GITHUB_TOKEN": "planted", "GRADE_STATE_DIR": "/home/me/state",
+              "PYTEST_ADDOPTS": "--learner-file=/class/bob.py", "LD_PRELOAD": "/tmp/evil.so", "HOME": "/root",
+              "MY_RUN_MARK": "kept", sandbox.PASS_VARIABLE: "MY_RUN_MARK"}
+    env = sandbox.learner_environment(source, scratch=tmp_path, course=ROOT, interpreter=True)
+    assert "planted" not in env.values() and "/class/bob.py" not in " ".join(env.values())
+    assert not {"AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "GRADE_STATE_DIR", "PYTEST_ADDOPTS", "LD_PRELOAD"} & set(env)
+    for kept in ("PATH", "LANG", "LC_ALL", "TERM", "CUDA_VISIBLE_DEVICES", "TRITON_PRINT_AUTOTUNING",
+                 "PYTORCH_CUDA_ALLOC_CONF", "MY_RUN_MARK"):
+        assert env[kept] == source[kept], kept
+    assert env["HOME"] == str(tmp_path) and env["TMPDIR"].startswith(str(tmp_path))
+    assert env["TRITON_CACHE_DIR"].startswith(str(tmp_path)) and env["TRITON_INTERPRET"] == "1"
+    assert "TRITON_INTERPRET" not in sandbox.learner_environment(source, scratch=tmp_path, course=ROOT,
+                                                                 interpreter=False)
+
+
+def test_the_runtime_shows_no_part_of_the_course_but_its_grader():
+    shown = sandbox.runtime_paths(ROOT)
+    assert not any(sandbox._inside(ROOT, path) or sandbox._inside(path, ROOT) for path in shown), shown
+    assert any(sandbox._inside(sys.executable, path) for path in shown)
+    private = sandbox.course_private_paths(ROOT)
+    assert str(ROOT / "solutions") in private and str(ROOT / "tests") in private
+    assert any(path.endswith("ex01_vector_add/natural") for path in private)
+
+
+@NAMESPACES
+def test_namespaces_level_shows_only_the_runtime_and_runs_as_the_sandbox_user(tmp_path):
+    secret = tmp_path / "root-only.txt"
+    secret.write_text("root's eyes only\n")
+    secret.chmod(0o600)
+    script = (f"id -u; ls / | tr '\\n' ' '; echo; ls {ROOT} | tr '\\n' ' '; echo; "
+              f"cat {ROOT}/solutions/ex01_vector_add.py 2>/dev/null || echo no-solutions; "
+              f"ls {ROOT}/grader/exercises/ex01_vector_add/natural 2>/dev/null | wc -l; "
+              f"cat {secret} 2>/dev/null || echo no-secret; echo note > /dev/shm/left-note && echo shm-writable; "
+              f"echo note > /tmp/left-note && echo tmp-writable; ls /proc | grep -c '^[0-9]'")
+    before = set(os.listdir("/dev/shm")), set(os.listdir("/tmp"))
+    code, said, _ = _run("namespaces", script, tmp_path)
+    lines = said.splitlines()
+    if os.geteuid() == 0:
+        assert lines[0] == str(sandbox.DEFAULT_UID), said
+    assert "home" not in lines[1].split() and "root" not in lines[2].split(), said
+    assert lines[2].split() == ["grader"], said
+    assert "no-solutions" in said and "no-secret" in said and "root's eyes" not in said
+    assert "shm-writable" in said and "tmp-writable" in said
+    assert int(lines[-1]) <= 3, f"the learner's process sees {lines[-1]} processes"
+    assert lines[lines.index("no-solutions") + 1] == "0", "the natural files are in the learner's root"
+    assert not os.path.exists("/dev/shm/left-note") and not os.path.exists("/tmp/left-note")
+    assert (set(os.listdir("/dev/shm")) - before[0]) == set() or all(
+        os.lstat(f"/dev/shm/{n}").st_uid != sandbox.DEFAULT_UID for n in set(os.listdir("/dev/shm")) - before[0])
+
+
+@NAMESPACES
+def test_memory_past_the_limit_fails_inside_the_process(tmp_path):
+    code, said, _ = _run("namespaces", f"{sys.executable} -c 'bytearray(3 << 30)'; echo status=$?", tmp_path,
+                         memory_bytes=1 << 30)
+    assert "MemoryError" in said and "status=1" in said, said
+    assert sandbox.limit_sentence(said) and "GiB of memory" in sandbox.limit_sentence(said)
+
+
+@ROOT_ONLY
+def test_user_level_hides_folders_deletes_leftovers_and_limits_processes(tmp_path):
+    hidden = tmp_path / "class"
+    hidden.mkdir()
+    hidden.chmod(0o755)
+    (hidden / "bob.py").write_text("classmate's work\n")
+    (hidden / "bob.py").chmod(0o644)
+    os.chmod(tmp_path, 0o755)  # reachable by others, as a class folder usually is
+    marker = uuid.uuid4().hex[:8]
+    script = (f"cat {hidden}/bob.py 2>/dev/null || echo class-hidden; "
+              f"echo note > /dev/shm/grade-left-{marker} && echo shm-written; "
+              f"echo note > /tmp/grade-left-{marker} && echo tmp-written; "
+              f"i=0; while [ $i -lt 100 ]; do sleep 5 & i=$((i+1)); done 2>&1 | head -1; echo forked")
+    code, said, _ = _run("user", script, tmp_path, hide=[hidden], processes=40)
+    assert "class-hidden" in said and "classmate" not in said, said
+    assert "shm-written" in said and "tmp-written" in said, said
+    assert not os.path.exists(f"/dev/shm/grade-left-{marker}") and not os.path.exists(f"/tmp/grade-left-{marker}")
+    assert "Cannot fork" in said and "forked" in said, said  # the shell's words past RLIMIT_NPROC
+
+
+@pytest.mark.parametrize("level", _levels())
+def test_a_setup_failure_travels_on_the_sandbox_channel_and_an_exit_status_is_only_a_status(level, tmp_path):
+    code, said, _ = _run(level, "echo 'grader sandbox: mount failed' >&2; exit 96", tmp_path)
+    assert code == 96 and "could not be set up" not in said  # the learner's own words and status, nothing more
+    if level == "namespaces":
+        code, said, _ = _run(level, "echo never", tmp_path, view="/nonexistent-view-folder")
+        assert code == sandbox.EXIT_SETUP and "the sandbox (namespaces) could not be set up" in said, said
+        assert "never" not in said

@@ -1,0 +1,41 @@
+"""Sandbox escape (exercise 1): prints the grader's environment: tokens and keys set for the grader.
+
+A correct vector add underneath. When the attack works it raises an error whose message is what
+it found (ESCAPED: ...), so the leak would show in the learner's results; when the sandbox holds,
+the attack finds nothing and the file passes.
+"""
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+ATTACK = 'looks through os.environ at import and raises with every variable whose name says SECRET, API_TOKEN, PASSWORD or ACCESS_KEY'
+KIND = "sandbox"
+WRONG_UNDERNEATH = False
+#: What a static check of this file can name (empty: nothing it can see).
+STATIC_FLAGS = ()
+REJECTED_BY = "the allow-listed environment: the learner's process inherits only what Python, torch, Triton and CUDA need; the file passes"
+#: The sentence the file must get (None: it must pass).
+SENTENCE = None
+
+_WORDS = ("SECRET", "API_TOKEN", "PASSWORD", "ACCESS_KEY")
+_found = {k: v for k, v in os.environ.items() if any(w in k for w in _WORDS)}
+if _found:
+    raise RuntimeError(f"ESCAPED: {_found}")
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    total = tl.load(x_ptr + offsets, mask=mask).to(tl.float32) + tl.load(y_ptr + offsets, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offsets, total.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = out.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
+    return out
