@@ -186,7 +186,7 @@ class LearnerProcess:
                                 pid_namespace=os.environ.get("GRADE_SANDBOX_PIDNS", "1") != "0",
                                 view=str(self._root / "view"), expose=sandbox.runtime_paths(ROOT), course=str(ROOT),
                                 conceal=sandbox.course_private_paths(ROOT), memory_bytes=sandbox.memory_limit(),
-                                processes=sandbox.process_limit())
+                                processes=sandbox.process_limit(), cuda_ipc=self.mode == "gpu")
         fds = (request_read, reply_write, self.arenas["in"].fd, self.arenas["out"].fd)
         for fd in fds:
             os.set_inheritable(fd, True)

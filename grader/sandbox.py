@@ -143,6 +143,14 @@ class Config:
     processes: int = 0
     shm_bytes: int = SHM_BYTES
     tmp_bytes: int = TMP_BYTES
+    #: The judge shares CUDA memory with the learner's process (a GPU run). CUDA's interprocess
+    #: handles are files in /dev/shm that only the judge's user may open (the driver's
+    #: ``cuda.shm.*`` and torch's ``torch_*`` reference counts, mode 0600): on the H200 the timed
+    #: calls failed under the sandbox user or with a private /dev/shm, and passed with both shared.
+    #: So the learner's process keeps the judge's uid (every capability dropped) and sees the host's
+    #: /dev/shm, and the keeper deletes what appeared there during the run (the judge's own files
+    #: aside). Best effort: no unprivileged uid and no process-count limit on a GPU as root.
+    cuda_ipc: bool = False
 
 
 #: System folders the new root shows read-only (those that exist; a symlink is copied as a symlink).
@@ -499,7 +507,8 @@ def _limits(config: Config) -> None:
 
 def _drops_user(config: Config) -> bool:
     """Does the learner's process become the sandbox user? (Whenever the keeper is really root.)"""
-    return config.level in ("namespaces", "user") and os.geteuid() == 0 and not _in_user_namespace()
+    return (config.level in ("namespaces", "user") and os.geteuid() == 0 and not _in_user_namespace()
+            and not config.cuda_ipc)
 
 
 def _in_user_namespace() -> bool:
@@ -520,7 +529,10 @@ def _mount_view(config: Config) -> None:
         plan.append((path, "ro" if not os.path.islink(path) else "link", path))
     plan.append(("/dev", "dev", "/dev"))
     plan.append(("/tmp", "tmpfs", f"size={config.tmp_bytes},mode=1777"))
-    plan.append(("/dev/shm", "tmpfs", f"size={config.shm_bytes},mode=1777"))
+    if config.cuda_ipc:  # see Config.cuda_ipc
+        plan.append(("/dev/shm", "rw", "/dev/shm"))
+    else:
+        plan.append(("/dev/shm", "tmpfs", f"size={config.shm_bytes},mode=1777"))
     plan.append(("/proc", "dir", ""))
     if os.path.isdir("/dev/mqueue"):
         plan.append(("/dev/mqueue", "empty", ""))  # the host's queues; the IPC namespace has its own
@@ -630,6 +642,30 @@ def remove_leftovers(uid: int, folders: tuple[str, ...] = SHARED_TEMPORARY) -> l
     return removed
 
 
+def remove_new_shared_files(before: set[str], judge: int, folder: str = "/dev/shm") -> list[str]:
+    """Delete what appeared in ``folder`` since ``before`` was listed, except the judge's own CUDA
+    and torch handles (``cuda.shm.0.<pid hex>.*``, ``torch_<pid>_*``); the paths removed."""
+    keep = (f"cuda.shm.0.{judge:x}.", f"torch_{judge}_")
+    removed = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in entries:
+        if name in before or name.startswith(keep):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if stat.S_ISDIR(os.lstat(path).st_mode):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+            removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
 def _learner_side(config: Config, command: list[str]) -> None:
     """In the forked child: last steps, then exec the learner's process (never returns)."""
     try:
@@ -711,6 +747,8 @@ def keeper(config: Config, command: list[str]) -> int:
         return EXIT_SETUP
     if not (config.level == "namespaces" and config.pid_namespace):
         become_subreaper()
+    judge = os.getppid()
+    shared_before = set(os.listdir("/dev/shm")) if config.cuda_ipc and os.path.isdir("/dev/shm") else set()
     pid = os.fork()
     if pid == 0:
         _learner_side(config, command)
@@ -732,6 +770,8 @@ def keeper(config: Config, command: list[str]) -> int:
     kill_children()  # whatever the learner's process left (a PID namespace has already done it)
     if config.level == "user" and drops:
         remove_leftovers(config.uid)
+    if config.cuda_ipc:
+        remove_new_shared_files(shared_before, judge)
     code = os.waitstatus_to_exitcode(status)
     return 128 - code if code < 0 else code  # a signal -s becomes 128 + s, as shells say it
 
