@@ -32,7 +32,7 @@ from rich.text import Text
 from grader.catalogue import Exercise
 from grader.failures import ACCESS_KINDS, plural
 from grader.interpreter_fixes import BF16_ON_GPU_ONLY
-from grader.results import CheckRecord, Kind, RunResult
+from grader.results import STOPPING, CheckRecord, Kind, RunResult
 
 NOT_MEASURED = "performance: not measured (no GPU)"
 #: Distinct diagnoses shown in full; the rest are counted.
@@ -99,9 +99,10 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
         _verdict(run, exercise, console)
         return
 
-    stopper = next((c for c in run.checks if c.kind in (Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.REJECTED)), None)
+    stopper = next((c for c in run.checks if c.kind in STOPPING), None)
     if stopper is not None:
         label = {Kind.NOT_IMPLEMENTED: "not implemented yet", Kind.IMPORT: "your file did not import",
+                 Kind.MISSING_FUNCTION: "the function is missing",
                  Kind.REJECTED: "refused by the class grader's honesty check"}[stopper.kind]
         console.print(Text.assemble(("✗ ", "bold red"), (label, "bold red")))
         console.print(Text("  " + stopper.message.removeprefix("not implemented yet: ")))
@@ -213,8 +214,8 @@ def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:
     not_run = sum(1 for c in run.checks if c.not_run)
     extra = f", {not_run} not run" if not_run else ""
     console.print(Text(f"FAILED: exercise {exercise.number} ({plural(failed, 'check')} failed{extra})", style="bold red"))
-    if any(c.kind == Kind.REJECTED for c in run.checks):
-        return
+    if any(c.kind in STOPPING for c in run.checks):
+        return  # no input was made: nothing to replay
     replay = f"grade exercise {exercise.number} --seed {run.seed}"
     if not run.learner_file.endswith(exercise.learner_file):
         replay += f" --from {run.learner_file}"

@@ -1,0 +1,78 @@
+"""What a learner reads in the terminal after a mistake that stops grading early: the cause said
+once, first, with its line; checks that could not run counted as not run, never as failed.
+
+Each test grades a small learner-style file (the solution of exercise 1 with one change, written
+here) in the interpreter and renders the report the way `grade exercise N` does, at 80 columns."""
+
+from __future__ import annotations
+
+import uuid
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from grader import catalogue, isolation, report
+from grader.results import Kind
+
+EX1 = catalogue.get(1)
+SOLUTION = EX1.solution_path.read_text()
+LAUNCHER = "def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:"
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADE_STATE_DIR", str(tmp_path / "state"))
+
+
+def _grade(tmp_path: Path, text: str, *, select: str | None = None, timeout: float | None = None):
+    path = tmp_path / f"learner_{uuid.uuid4().hex[:8]}.py"
+    path.write_text(text)
+    run = isolation.run_checks(EX1, path, seed=7, interpreter=True, select=select, check_timeout=timeout)
+    console = Console(file=StringIO(), width=80, color_system=None, highlight=False)
+    report.render(run, EX1, console)
+    return run, console.file.getvalue()
+
+
+def _said(text: str) -> str:
+    """The report after its header (title, file, mode and versions), rich's wrapping undone."""
+    body = text.split("\n\n", 1)[1]
+    return " ".join(body.split())
+
+
+def test_a_file_without_the_function_says_so_once_and_runs_nothing_else(tmp_path):
+    run, text = _grade(tmp_path, "import torch\n")
+    said = _said(text)
+    assert said.count("does not define `add`") == 1, text
+    assert "0 of 1" not in said and "performance: not measured" not in said, text
+    failed = [c for c in run.checks if c.failed]
+    assert len(failed) == 1 and failed[0].kind == Kind.MISSING_FUNCTION
+    assert all(c.not_run for c in run.checks if not c.failed)
+    assert f"(1 check failed, {len(run.checks) - 1} not run)" in said
+
+
+def test_a_syntax_error_is_the_first_thing_said_with_its_line(tmp_path):
+    broken = SOLUTION.replace(LAUNCHER, LAUNCHER.rstrip(":"))
+    line = broken.splitlines().index(LAUNCHER.rstrip(":")) + 1
+    run, text = _grade(tmp_path, broken)
+    said = _said(text)
+    assert said.startswith("✗ your file did not import"), text
+    assert f"syntax error on line {line} (`{LAUNCHER.rstrip(':')}`): expected ':'" in said, text
+    assert "grade batch" not in said and said.count("expected ':'") == 1, text
+    assert not run.notices
+
+
+def test_a_hang_in_the_launcher_is_reported_once_after_one_clock(tmp_path):
+    hangs = SOLUTION.replace(LAUNCHER, LAUNCHER + "\n    while True:\n        pass")
+    run, text = _grade(tmp_path, hangs, select="matches_reference or large", timeout=3)
+    said = _said(text)
+    timed_out = [c for c in run.checks if c.kind == Kind.TIMEOUT]
+    assert len(timed_out) == 1, [c.name for c in timed_out]
+    assert said.count("did not finish within 3 s") == 1, text
+    assert f"`{timed_out[0].name}` did not finish within 3 s" in said
+    not_run = [c for c in run.checks if c.not_run]
+    assert len(not_run) == len(run.checks) - 1
+    assert f"(1 check failed, {len(not_run)} not run)" in said
+    cases = sum(1 for c in run.checks if c.name.startswith("matches_reference"))
+    assert f"0 of {cases} cases passed, {cases - 1} not run" in said, text
