@@ -76,3 +76,15 @@ def test_a_hang_in_the_launcher_is_reported_once_after_one_clock(tmp_path):
     assert f"(1 check failed, {len(not_run)} not run)" in said
     cases = sum(1 for c in run.checks if c.name.startswith("matches_reference"))
     assert f"0 of {cases} cases passed, {cases - 1} not run" in said, text
+
+
+def test_offsets_without_the_block_are_named_and_each_traffic_figure_said_once(tmp_path):
+    wrong = (EX1.wrong_dir / "offsets_without_block.py").read_text()
+    run, text = _grade(tmp_path, wrong, select="traffic or (matches_reference and n4093 and fp32)")
+    said = _said(text)
+    assert "Every program starts at element `pid`, not `pid * BLOCK_SIZE`" in said, text
+    assert "is the grid too small" not in said, text  # the overlap, not a grid or a mask, is the cause
+    traffic = next(c.message for c in run.checks if c.name == "traffic")
+    assert "several programs stored the same elements" in traffic, traffic
+    for figure in ("wrote `out` 1.33 times", "read `x` 1.33 times", "1.33× the minimum"):
+        assert traffic.count(figure) == 1, (figure, traffic)
