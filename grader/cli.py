@@ -93,7 +93,7 @@ def cmd_exercise(args, console: Console) -> int:
     if args.json:
         print(json.dumps(report.to_json(run), indent=1))
     else:
-        report.render(run, exercise, console)
+        report.render(run, exercise, console, verbose=args.verbose or args.traffic)
         if run.passed and not args.from_path:
             console.print(Text(f"`grade solution {exercise.number}` shows the reference with its commentary; "
                                "`grade list` shows what comes next.", style="dim"))
@@ -420,7 +420,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="refuse the file, as `grade batch` does, when the honesty "
                    "check finds code a learner file never needs")
     p.add_argument("--traffic", action="store_true",
-                   help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape)")
+                   help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape); "
+                        "shows every tensor's count")
+    p.add_argument("--verbose", action="store_true", help="the detail of checks that passed too (every tensor's "
+                   "bytes in the traffic check)")
     p.set_defaults(handler=cmd_exercise)
 
     p = sub.add_parser("show", help="draw which elements your kernel read and wrote, program by program")

@@ -80,7 +80,18 @@ def diagnosis_key(message: str) -> str:
     return re.sub(r"-?\d[\d.,e+-]*", "#", head)
 
 
-def render(run: RunResult, exercise: Exercise, console: Console | None = None) -> None:
+def _passed_detail(check: CheckRecord, verbose: bool) -> str:
+    """What a passed check's row says: the traffic check's count in one short clause ("36.1 KiB
+    moved, 1.00× the minimum of 36.1 KiB"), every tensor's figures only when ``verbose``."""
+    sentence = ((check.extra or {}).get("traffic") or {}).get("sentence")
+    if sentence:
+        return sentence if verbose else sentence.rpartition(": ")[2]
+    return check.message or "passed"
+
+
+def render(run: RunResult, exercise: Exercise, console: Console | None = None, *, verbose: bool = False) -> None:
+    """The verdict at 80 columns. ``verbose`` (``--verbose``, ``--traffic``) adds the per-tensor figures
+    of checks that passed; a failure always has them."""
     console = console or Console()
     console.print(Text(f"Exercise {exercise.number} · {exercise.title}", style="bold"))
     mode = "GPU" if run.mode == "gpu" else "Triton interpreter (no GPU)" if run.mode == "interpreter" else run.mode
@@ -138,9 +149,7 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
             table.add_row(Text("–", style="yellow"), Text(group), Text(skipped[0].message, style="yellow"))
             bf16_line_shown |= skipped[0].message == BF16_ON_GPU_ONLY
         else:
-            extra = members[0].extra or {}
-            detail = (plural(len(members), "case") if len(members) > 1 else
-                      (extra.get("traffic") or {}).get("sentence") or members[0].message or "passed")
+            detail = plural(len(members), "case") if len(members) > 1 else _passed_detail(members[0], verbose)
             table.add_row(Text("✓", style="bold green"), Text(group), Text(detail, style="green"))
     console.print(table)
     for i, (key, checks) in enumerate(diagnoses.items()):

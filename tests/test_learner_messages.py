@@ -88,3 +88,52 @@ def test_offsets_without_the_block_are_named_and_each_traffic_figure_said_once(t
     assert "several programs stored the same elements" in traffic, traffic
     for figure in ("wrote `out` 1.33 times", "read `x` 1.33 times", "1.33× the minimum"):
         assert traffic.count(figure) == 1, (figure, traffic)
+
+
+# --- exercise 8: tokens past cache_lens, NaN, and what a pass prints -----------------------------
+
+EX8 = catalogue.get(8)
+EX8_SOLUTION = EX8.solution_path.read_text()
+SCORES_MASKED = 's = tl.where(valid[None, :], s * qk_scale, float("-inf"))  # before the max (exercise 7)'
+ONE_CASE = "matches_reference and lens17_15"
+
+
+def _grade_ex8(tmp_path: Path, text: str, select: str):
+    path = tmp_path / f"decode_{uuid.uuid4().hex[:8]}.py"
+    path.write_text(text)
+    run = isolation.run_checks(EX8, path, seed=7, interpreter=True, select=select)
+    console = Console(file=StringIO(), width=80, color_system=None, highlight=False)
+    report.render(run, EX8, console)
+    return run, console.file.getvalue()
+
+
+@pytest.mark.parametrize("masked", ['s = tl.where(valid[None, :], s * qk_scale, 0.0)', "s = s * qk_scale"],
+                         ids=["masked-to-0", "not-masked"])
+def test_decode_scores_past_cache_lens_not_minus_inf_are_named(tmp_path, masked):
+    assert SCORES_MASKED in EX8_SOLUTION
+    run, text = _grade_ex8(tmp_path, EX8_SOLUTION.replace(SCORES_MASKED, masked), ONE_CASE)
+    (failed,) = [c for c in run.checks if c.failed]
+    assert failed.message.startswith("tokens past cache_lens[b] were not masked to -inf"), failed.message
+    assert "float(\"-inf\")" in failed.message
+
+
+def test_decode_nan_from_a_token_past_cache_lens_is_called_nan(tmp_path):
+    one_past = EX8_SOLUTION.replace("        valid = tokens < end\n", "        valid = tokens <= end\n")
+    assert one_past != EX8_SOLUTION
+    run, _ = _grade_ex8(tmp_path, one_past, ONE_CASE)
+    (failed,) = [c for c in run.checks if c.failed]
+    assert failed.message.startswith("NaN in the output of sequences that have tokens: a load read past the valid "
+                                     "tokens"), failed.message
+    assert "token index" not in failed.message  # never matched against what another mistake computes
+
+
+def test_a_passing_traffic_check_is_one_short_line_unless_verbose(tmp_path):
+    run, text = _grade_ex8(tmp_path, EX8_SOLUTION, "traffic")
+    assert run.passed
+    (row,) = [line for line in text.splitlines() if line.startswith("✓")]
+    sentence = run.checks[0].extra["traffic"]["sentence"]
+    assert row.split("traffic", 1)[1].strip() == sentence.rpartition(": ")[2], text
+    assert len(row) <= 80
+    console = Console(file=StringIO(), width=80, color_system=None, highlight=False)
+    report.render(run, EX8, console, verbose=True)
+    assert " ".join(sentence.split()) in " ".join(console.file.getvalue().split())
