@@ -109,7 +109,7 @@ def _call(fn: Callable, args: list, kwargs: dict, *, names: dict[str, str] | Non
     except BaseException as exc:  # a local callable in the course's own tests
         raise describe_exception(exc, None) from None
     outcome = CallOutcome(result=result, launches=watch.result.launches, computed=watch.result.computed,
-                          fills=watch.result.fills, outputs=watch.result.outputs)
+                          fills=watch.result.filled_outputs(result), outputs=watch.result.outputs)
     first = result[0] if isinstance(result, tuple) and result else result
     outcome.returned = outcome.output_for(first)
     return outcome
@@ -165,11 +165,14 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
             "between the loads and the store belongs in the Triton kernel"
         )
     if outcome.fills and not allow_fill:
-        ops = ", ".join(dict.fromkeys(outcome.fills))
+        index = outcome.fills[0][0]
+        name = out_name if isinstance(out_name, str) else out_name[index] if index < len(out_name) else "an output"
+        ops = ", ".join(dict.fromkeys(fill for i, fill in outcome.fills if i == index))
         raise GradeFailure(
-            f"the output was filled with torch before your kernel ran ({ops}): that is a whole extra "
-            "kernel launch writing every byte once more. Allocate with torch.empty_like; your kernel "
-            "writes every element anyway"
+            f"`{name}` was filled with torch before your kernel ran ({ops}): that is a whole extra kernel launch "
+            "writing every byte once more. Allocate it with torch.empty_like; your kernel writes every element "
+            "anyway. (Only what the function returns must be written by a kernel: a scratch buffer it does not "
+            "return may be made with any torch factory, torch.zeros included)"
         )
     if max_launches is not None and len(outcome.launches) > max_launches:
         names = ", ".join(launch.kernel for launch in outcome.launches)
