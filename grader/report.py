@@ -133,6 +133,7 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None, *
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     bf16_line_shown = False
+    reasons: "OrderedDict[str, None]" = OrderedDict()  # why whole groups were not run, each said once
     for group, members in groups.items():
         not_run = [c for c in members if c.not_run]
         skipped = [c for c in members if c.skipped and not c.not_run]
@@ -144,7 +145,9 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None, *
             for check in failed:
                 diagnoses.setdefault(diagnosis_key(check.message or str(check.kind)), []).append(check)
         elif not_run and len(not_run) + len(skipped) == len(members):
-            table.add_row(Text("·", style="dim"), Text(group), Text(not_run[0].message, style="dim"))
+            table.add_row(Text("·", style="dim"), Text(group), Text("not run", style="dim"))
+            reason = not_run[0].message.removeprefix("not run").lstrip(": ")
+            reasons.setdefault(reason or "an earlier failure stopped the run", None)
         elif skipped and len(skipped) == len(members):
             table.add_row(Text("–", style="yellow"), Text(group), Text(skipped[0].message, style="yellow"))
             bf16_line_shown |= skipped[0].message == BF16_ON_GPU_ONLY
@@ -152,6 +155,8 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None, *
             detail = plural(len(members), "case") if len(members) > 1 else _passed_detail(members[0], verbose)
             table.add_row(Text("✓", style="bold green"), Text(group), Text(detail, style="green"))
     console.print(table)
+    for reason in reasons:
+        console.print(Text(f"Not run: {reason.rstrip('.')}.", style="dim"))
     for i, (key, checks) in enumerate(diagnoses.items()):
         if i == SHOWN_DIAGNOSES:
             rest = sum(len(c) for c in list(diagnoses.values())[i:])
@@ -171,7 +176,8 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None, *
     if per_call is not None:
         console.print(Text(f"kernel launches per call: {per_call}", style="dim"))
     _panel(run, console)
-    _performance(run, console)
+    if not reasons:  # a run stopped early did not get as far as performance: nothing more to say of it
+        _performance(run, console)
     _verdict(run, exercise, console)
 
 

@@ -65,17 +65,18 @@ def test_a_syntax_error_is_the_first_thing_said_with_its_line(tmp_path):
 
 def test_a_hang_in_the_launcher_is_reported_once_after_one_clock(tmp_path):
     hangs = SOLUTION.replace(LAUNCHER, LAUNCHER + "\n    while True:\n        pass")
-    run, text = _grade(tmp_path, hangs, select="matches_reference or large", timeout=3)
+    run, text = _grade(tmp_path, hangs, select="matches_reference or large", timeout=15)
     said = _said(text)
     timed_out = [c for c in run.checks if c.kind == Kind.TIMEOUT]
     assert len(timed_out) == 1, [c.name for c in timed_out]
-    assert said.count("did not finish within 3 s") == 1, text
-    assert f"`{timed_out[0].name}` did not finish within 3 s" in said
+    assert said.count("did not finish within 15 s") == 1, text
+    assert f"`{timed_out[0].name}` did not finish within 15 s" in said
     not_run = [c for c in run.checks if c.not_run]
     assert len(not_run) == len(run.checks) - 1
     assert f"(1 check failed, {len(not_run)} not run)" in said
     cases = sum(1 for c in run.checks if c.name.startswith("matches_reference"))
     assert f"0 of {cases} cases passed, {cases - 1} not run" in said, text
+    assert said.count("so the grader stopped") == 1, text  # the groups not run share one reason
 
 
 def test_offsets_without_the_block_are_named_and_each_traffic_figure_said_once(tmp_path):
