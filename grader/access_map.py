@@ -587,8 +587,9 @@ def record_access_map(fn: Callable, inputs: dict[str, Any], kwargs: dict[str, An
     if watch.result.computed:
         notes.append(f"torch computed part of the answer ({', '.join(dict.fromkeys(watch.result.computed))}): "
                      "what torch reads and writes is not in the map")
-    if watch.result.fills:
-        notes.append(f"torch filled the output before the kernel ran ({', '.join(dict.fromkeys(watch.result.fills))}): "
+    filled = [fill for _, fill in watch.result.filled_outputs(result)]  # scratch buffers may be zeroed
+    if filled:
+        notes.append(f"torch filled the output before the kernel ran ({', '.join(dict.fromkeys(filled))}): "
                      "a whole extra pass over it that the map does not show")
     return AccessMap(label=label, launches=[{"kernel": l["kernel"], "grid": l["grid"] or []} for l in recorder.launches],
                      tensors=recorder.tensor_maps(), outside=dict(recorder.outside), error=error, notes=notes)

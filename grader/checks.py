@@ -109,7 +109,7 @@ def _call(fn: Callable, args: list, kwargs: dict, *, names: dict[str, str] | Non
     except BaseException as exc:  # a local callable in the course's own tests
         raise describe_exception(exc, None) from None
     outcome = CallOutcome(result=result, launches=watch.result.launches, computed=watch.result.computed,
-                          fills=watch.result.fills, outputs=watch.result.outputs)
+                          fills=watch.result.filled_outputs(result), outputs=watch.result.outputs)
     first = result[0] if isinstance(result, tuple) and result else result
     outcome.returned = outcome.output_for(first)
     return outcome
@@ -165,11 +165,14 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
             "between the loads and the store belongs in the Triton kernel"
         )
     if outcome.fills and not allow_fill:
-        ops = ", ".join(dict.fromkeys(outcome.fills))
+        index = outcome.fills[0][0]
+        name = out_name if isinstance(out_name, str) else out_name[index] if index < len(out_name) else "an output"
+        ops = ", ".join(dict.fromkeys(fill for i, fill in outcome.fills if i == index))
         raise GradeFailure(
-            f"the output was filled with torch before your kernel ran ({ops}): that is a whole extra "
-            "kernel launch writing every byte once more. Allocate with torch.empty_like; your kernel "
-            "writes every element anyway"
+            f"`{name}` was filled with torch before your kernel ran ({ops}): that is a whole extra kernel launch "
+            "writing every byte once more. Allocate it with torch.empty_like; your kernel writes every element "
+            "anyway. (Only what the function returns must be written by a kernel: a scratch buffer it does not "
+            "return may be made with any torch factory, torch.zeros included)"
         )
     if max_launches is not None and len(outcome.launches) > max_launches:
         names = ", ".join(launch.kernel for launch in outcome.launches)
@@ -344,6 +347,10 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             # Only where the bf16 fix could not be installed (an interpreter it does not know).
             failure = GradeFailure(f"{failure}. Note: {interpreter_fixes.BF16_ON_GPU_ONLY}: a GPU decides",
                                    kind=failure.kind)
+        overlap = _overlapping_programs(outcome, result, out_name if isinstance(out_name, str) else out_name[0]) \
+            if failure.kind == Kind.COVERAGE and returned is not None else None
+        if overlap:
+            raise GradeFailure(overlap, kind=Kind.COVERAGE) from None
         culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals)
                    if _result_tensors(result) else None)
         if culprit:
@@ -356,6 +363,33 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
         raise failure from None
     named = {g.name: g.view for g in guarded_inputs}
     return CaseReport(result, outcome.launches, named)
+
+
+def _overlapping_programs(outcome: CallOutcome, result: Any, name: str) -> str | None:
+    """The sentence for an output whose written part is the mark of programs that all start near
+    element 0: one kernel launch of P programs, handed a block B (a power of two), wrote exactly elements
+    0 .. B + P - 2 (each program shifted by one element from the last: ``offs = pid + tl.arange(0, B)``).
+    None otherwise."""
+    if len(outcome.launches) != 1 or not isinstance(result, torch.Tensor) or result.numel() == 0:
+        return None
+    launch = outcome.launches[0]
+    programs = launch.programs
+    if not programs or programs < 2:
+        return None
+    written = ~guards.is_poison(result.detach().reshape(-1)).cpu()
+    count = int(written.sum())
+    block = count - (programs - 1)
+    if count == written.numel() or block < 2 or block & (block - 1) or not bool(written[:count].all()):
+        return None
+    # The launch must have been handed that block (a constexpr such as BLOCK_SIZE = 1024): rows of a 2-D
+    # output cut short can leave a written prefix of the same length by chance, never with that argument.
+    constant = next((key for key, value in launch.arguments.items() if type(value) is int and value == block), None)
+    if constant is None:
+        return None
+    return (f"left {written.numel() - count} of {written.numel()} elements of `{name}` unwritten: your {programs} "
+            f"programs wrote only `{name}[0]` to `{name}[{count - 1}]` between them, one block of {block} and "
+            f"{programs - 1} more. Every program starts at element `pid`, not `pid * {constant}`: the blocks "
+            "overlap, each one element past the last, instead of following one another")
 
 
 def expect_overwritten(name: str, view: torch.Tensor, original: torch.Tensor, expected: torch.Tensor, *,
@@ -507,21 +541,36 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
             raise GradeFailure(
                 f"your kernel wrote only {100 * written:.1f}% of `out`: part of the output was never stored (is the "
                 f"grid a block short, or a mask too strict?). {sentence}")
+        if written > 1.0 + 1e-9:
+            clause, rest = _take_clause(sentence, f"wrote `{returned.name}` ",
+                                        f"wrote `{returned.name}` {written:.2f} times")
+            raise GradeFailure(
+                f"your kernel {clause}, where every element needs one store: several programs stored the same "
+                f"elements, so their blocks overlap (does each program start at its own block, `pid * BLOCK_SIZE`, "
+                f"rather than at `pid`?). {rest}", kind=Kind.COVERAGE)
     for name, limit in (max_passes or {}).items():
         passes = counted.passes(name)
         if passes > limit + 1e-9:
-            extra = counted.loaded_bytes(name) - int(limit * counted.size_bytes(name))
-            raise GradeFailure(
-                f"your kernel read `{name}` {passes:.2f} times ({traffic.format_bytes(extra)} more than "
-                f"{'one read' if limit == 1 else f'{limit:g} reads'}){': ' + lesson if lesson else ''}; "
-                f"moved {ratio:.2f}x the minimum. {sentence}"
-            )
+            clause, rest = _take_clause(sentence, f"read `{name}` ", f"read `{name}` {passes:.2f} times")
+            raise GradeFailure(f"your kernel {clause}{': ' + lesson if lesson else ''}. {rest}")
     if max_ratio is not None and ratio > max_ratio + 1e-9:
         raise GradeFailure(
-            f"your kernel moved {ratio:.2f}x the minimum bytes (allowed {max_ratio:.2f}x)"
-            f"{': ' + lesson if lesson else ''}. {sentence}"
+            f"your kernel moved more bytes than the minimum allows (at most {max_ratio:.2f}x)"
+            f"{': ' + lesson if lesson else ''}. Counted: {sentence}"
         )
     return record
+
+
+def _take_clause(sentence: str, start: str, fallback: str) -> tuple[str, str]:
+    """One tensor's clause of a `grader.traffic.describe` sentence ("read `x` 2.00 times (...)"), and
+    the rest of the sentence after "Counted:", so a failure states each figure once."""
+    clauses, colon, summary = sentence.rpartition(": ")
+    parts = clauses.split(", ") if colon else []
+    mine = next((part for part in parts if part.startswith(start)), None)
+    if mine is None:
+        return fallback, f"Counted: {sentence}"
+    others = [part for part in parts if part is not mine]
+    return mine, "Counted: " + (", ".join(others) + ": " if others else "") + summary
 
 
 def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[list, dict]], *, nbytes: int,

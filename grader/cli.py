@@ -93,7 +93,7 @@ def cmd_exercise(args, console: Console) -> int:
     if args.json:
         print(json.dumps(report.to_json(run), indent=1))
     else:
-        report.render(run, exercise, console)
+        report.render(run, exercise, console, verbose=args.verbose or args.traffic)
         if run.passed and not args.from_path:
             console.print(Text(f"`grade solution {exercise.number}` shows the reference with its commentary; "
                                "`grade list` shows what comes next.", style="dim"))
@@ -191,12 +191,12 @@ def cmd_watch(args, console: Console) -> int:
 
 
 def cmd_solution(args, console: Console) -> int:
-    from rich.markdown import Markdown
-    from rich.syntax import Syntax
-
-    from grader import progress_file, workspace
+    from grader import progress_file, solution_view, workspace
 
     exercise = _exercise(args.number)
+    html_path = Path(args.html) if args.html else None
+    if html_path is not None and html_path.suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"--html takes an .html file, not {html_path.name}")
     if not exercise.solution_path.is_file():
         console.print(f"Exercise {exercise.number} has no reference solution yet ({exercise.solution_file}).")
         return EXIT_FAILED
@@ -210,16 +210,30 @@ def cmd_solution(args, console: Console) -> int:
             f"next hint. (Instructors: `grade solution {exercise.number} --force`.)", style="yellow"))
         return EXIT_FAILED
     commentary, code = workspace.split_solution(exercise.solution_path.read_text(encoding="utf-8"))
-    if entry.get("state") != "passed":
-        console.print(Text("Shown with --force: exercise not passed in this working tree.", style="yellow"))
-    if commentary:
-        console.print(Markdown(commentary))
+    forced = entry.get("state") != "passed"
+    if html_path is not None:
+        solution_view.write_html(html_path, title=f"Exercise {exercise.number} · {exercise.title} · reference",
+                                 commentary=commentary, code=code)
+        if forced:
+            console.print(Text("Written with --force: exercise not passed in this working tree.", style="yellow"))
+        console.print(Text.assemble("wrote ", (_shown(html_path), "bold"), ": open it in a browser"), soft_wrap=True)
+        return EXIT_PASSED
+
+    def show() -> None:
+        if forced:
+            console.print(Text("Shown with --force: exercise not passed in this working tree.", style="yellow"))
+        solution_view.render(console, title=exercise.solution_file, commentary=commentary, code=code)
         console.print()
-    console.print(Text(exercise.solution_file, style="bold"))
-    console.print(Syntax(code, "python", line_numbers=True, word_wrap=False, theme="ansi_dark"))
-    console.print()
-    console.print(Text(f"Compare it with yours: diff -u {exercise.learner_file} {exercise.solution_file} · the "
-                       f"page docs/{exercise.docs_page} explains the choices.", style="dim"))
+        console.print(Text(f"Compare it with yours: diff -u {exercise.learner_file} {exercise.solution_file} · the "
+                           f"page docs/{exercise.docs_page} explains the choices.", style="dim"), soft_wrap=True)
+
+    if console.is_terminal and sys.stdout.isatty() and not args.no_pager:
+        # less shows the colours (-R), leaves a page that fits the screen at once (-F) and on screen (-X).
+        os.environ.setdefault("LESS", "-RFX")
+        with console.pager(styles=True):
+            show()
+    else:
+        show()
     return EXIT_PASSED
 
 
@@ -406,7 +420,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="refuse the file, as `grade batch` does, when the honesty "
                    "check finds code a learner file never needs")
     p.add_argument("--traffic", action="store_true",
-                   help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape)")
+                   help="on a GPU, also count the bytes your kernel moves (in Triton's interpreter, small shape); "
+                        "shows every tensor's count")
+    p.add_argument("--verbose", action="store_true", help="the detail of checks that passed too (every tensor's "
+                   "bytes in the traffic check)")
     p.set_defaults(handler=cmd_exercise)
 
     p = sub.add_parser("show", help="draw which elements your kernel read and wrote, program by program")
@@ -436,6 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solution", help="the reference solution of exercise N, once yours passes")
     p.add_argument("number", type=int)
     p.add_argument("--force", action="store_true", help="show it anyway (instructors)")
+    p.add_argument("--html", metavar="PATH", help="write it as one local HTML page instead (highlighted code, "
+                   "commentary)")
+    p.add_argument("--no-pager", action="store_true", help="print it all at once, without a pager")
     p.set_defaults(handler=cmd_solution)
 
     p = sub.add_parser("reset", help="restore the stub of exercise N (your file is backed up first)")

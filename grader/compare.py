@@ -139,9 +139,52 @@ def expect_close(actual, expected: torch.Tensor, *, name: str = "out",
     if bool(bad.any()):
         positions = bad.nonzero().flatten()
         worst = (err[want_finite] / bound[want_finite]).max().item()
+        narrower = _narrower_precision(actual.dtype, got, want, err, bad)
+        if narrower is not None:
+            raise GradeFailure(
+                f"your result has {dtype_name(narrower)}'s precision on {dtype_name(actual.dtype)} inputs: "
+                f"{positions.numel()} of {total} elements of `{name}` are off by about "
+                f"{_relative_error(err, want, bad):.1g} of their value, the rounding of "
+                f"{dtype_name(narrower)}'s {_SIGNIFICANT_BITS[narrower]} significant bits (does the kernel cast to "
+                f"`tl.{dtype_name(narrower)}`, or compute in it? Compute in float32 and round once, on the "
+                "store, to the output's dtype): " + _listing(name, positions, got, want, shape))
         raise GradeFailure(
             f"{positions.numel()} of {total} elements of `{name}` differ from the float64 reference "
             f"beyond the {dtype_name(actual.dtype)} tolerance (rtol {tol.rtol:g}, atol {tol.atol:g} x "
             f"max|answer| = {tol.atol * scale:.3g}; worst {worst:.3g}x over): "
             + _listing(name, positions, got, want, shape)
         )
+
+
+#: Bits of each float type's significand, the hidden bit included: rounding to it costs up to 2^-bits relative.
+_SIGNIFICANT_BITS = {torch.float32: 24, torch.float16: 11, torch.bfloat16: 8}
+
+
+def _relative_error(err: torch.Tensor, want: torch.Tensor, where: torch.Tensor) -> float:
+    """The median relative error over ``where`` (elements whose answer is 0 left out)."""
+    nonzero = where & (want != 0)
+    if not bool(nonzero.any()):
+        return 0.0
+    return float((err[nonzero] / want[nonzero].abs()).median())
+
+
+def _narrower_precision(dtype: torch.dtype, got: torch.Tensor, want: torch.Tensor, err: torch.Tensor,
+                        bad: torch.Tensor) -> torch.dtype | None:
+    """The narrower float type the result was computed in, when the result says so: every finite element
+    is a value of that type (the mark of a cast to it and back: a random float32 is one with odds of
+    2^-16), where the answer is not, and the typical error of the elements that fail is no larger than a
+    few of that type's roundings. None otherwise."""
+    if dtype not in _SIGNIFICANT_BITS:
+        return None
+    finite = torch.isfinite(got) & torch.isfinite(want)
+    if not bool(finite.any()):
+        return None
+    for narrow in (torch.bfloat16, torch.float16):
+        bits = _SIGNIFICANT_BITS[narrow]
+        if bits >= _SIGNIFICANT_BITS[dtype]:
+            continue
+        representable = bool((got[finite].to(narrow).double() == got[finite]).all())
+        answer_representable = bool((want[finite].to(narrow).double() == want[finite]).all())
+        if representable and not answer_representable and _relative_error(err, want, bad) <= 2.0 ** -(bits - 2):
+            return narrow
+    return None

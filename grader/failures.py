@@ -87,11 +87,22 @@ def describe_exception(exc: BaseException, learner_file: str | None, *, display:
     """Turn an exception raised while running the learner's code into a GradeFailure."""
     if isinstance(exc, GradeFailure):
         return exc
-    where = learner_location(exc, learner_file, display)
     root = _innermost(exc)
+    if isinstance(root, SyntaxError) and not _is_compilation_error(root):
+        failure = GradeFailure(_syntax_error(root), kind=Kind.IMPORT)
+        failure.raised = type(root).__name__
+        return failure
+    where = learner_location(exc, learner_file, display)
     failure = _describe(exc, root, where)
     failure.raised = type(root).__name__
     return failure
+
+
+def _syntax_error(exc: SyntaxError) -> str:
+    """'your file has a syntax error on line 2 (`def add(x, y)`): expected ':''."""
+    what = "an indentation error" if isinstance(exc, IndentationError) else "a syntax error"
+    line = (exc.text or "").strip()
+    return f"your file has {what} on line {exc.lineno}" + (f" (`{line}`)" if line else "") + f": {exc.msg}"
 
 
 def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailure:

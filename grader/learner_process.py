@@ -106,7 +106,8 @@ class CallOutcome:
     result: Any
     launches: list[Launch] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
-    fills: list[str] = field(default_factory=list)
+    #: (position among the returned tensors, torch fill) for each returned tensor a torch fill wrote.
+    fills: list[tuple[int, str]] = field(default_factory=list)
     outputs: list[guards.GuardedTensor] = field(default_factory=list)
     returned: guards.GuardedTensor | None = None  # the allocation the (first) returned tensor views
     traffic: dict | None = None
@@ -479,7 +480,7 @@ class LearnerProcess:
         result = self.decode(reply.get("result"))
         outcome = CallOutcome(result=result, launches=launches,
                               computed=[protocol.text(c)[:200] for c in (watch.get("computed") or [])][:200],
-                              fills=[protocol.text(c)[:200] for c in (watch.get("fills") or [])][:200],
+                              fills=_filled_outputs(watch.get("filled_outputs")),
                               outputs=outputs, traffic=reply.get("traffic") if isinstance(reply.get("traffic"), dict) else None,
                               memory=reply.get("memory") if isinstance(reply.get("memory"), dict) else None)
         first = result[0] if isinstance(result, tuple) and result else result
@@ -487,6 +488,18 @@ class LearnerProcess:
         if self.on_call is not None:
             self.on_call(outcome)
         return outcome
+
+
+def _filled_outputs(items: Any) -> list[tuple[int, str]]:
+    """The learner process's ``filled_outputs``, as (position, fill) pairs; anything else dropped."""
+    pairs = []
+    for item in (items if isinstance(items, list) else [])[:200]:
+        try:
+            index, fill = item
+            pairs.append((int(index), protocol.text(fill)[:200]))
+        except (TypeError, ValueError):
+            continue
+    return pairs
 
 
 class LearnerFunction:

@@ -32,7 +32,7 @@ from rich.text import Text
 from grader.catalogue import Exercise
 from grader.failures import ACCESS_KINDS, plural
 from grader.interpreter_fixes import BF16_ON_GPU_ONLY
-from grader.results import CheckRecord, Kind, RunResult
+from grader.results import STOPPING, CheckRecord, Kind, RunResult
 
 NOT_MEASURED = "performance: not measured (no GPU)"
 #: Distinct diagnoses shown in full; the rest are counted.
@@ -80,7 +80,18 @@ def diagnosis_key(message: str) -> str:
     return re.sub(r"-?\d[\d.,e+-]*", "#", head)
 
 
-def render(run: RunResult, exercise: Exercise, console: Console | None = None) -> None:
+def _passed_detail(check: CheckRecord, verbose: bool) -> str:
+    """What a passed check's row says: the traffic check's count in one short clause ("36.1 KiB
+    moved, 1.00× the minimum of 36.1 KiB"), every tensor's figures only when ``verbose``."""
+    sentence = ((check.extra or {}).get("traffic") or {}).get("sentence")
+    if sentence:
+        return sentence if verbose else sentence.rpartition(": ")[2]
+    return check.message or "passed"
+
+
+def render(run: RunResult, exercise: Exercise, console: Console | None = None, *, verbose: bool = False) -> None:
+    """The verdict at 80 columns. ``verbose`` (``--verbose``, ``--traffic``) adds the per-tensor figures
+    of checks that passed; a failure always has them."""
     console = console or Console()
     console.print(Text(f"Exercise {exercise.number} · {exercise.title}", style="bold"))
     mode = "GPU" if run.mode == "gpu" else "Triton interpreter (no GPU)" if run.mode == "interpreter" else run.mode
@@ -99,9 +110,10 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
         _verdict(run, exercise, console)
         return
 
-    stopper = next((c for c in run.checks if c.kind in (Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.REJECTED)), None)
+    stopper = next((c for c in run.checks if c.kind in STOPPING), None)
     if stopper is not None:
         label = {Kind.NOT_IMPLEMENTED: "not implemented yet", Kind.IMPORT: "your file did not import",
+                 Kind.MISSING_FUNCTION: "the function is missing",
                  Kind.REJECTED: "refused by the class grader's honesty check"}[stopper.kind]
         console.print(Text.assemble(("✗ ", "bold red"), (label, "bold red")))
         console.print(Text("  " + stopper.message.removeprefix("not implemented yet: ")))
@@ -121,6 +133,7 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     bf16_line_shown = False
+    reasons: "OrderedDict[str, None]" = OrderedDict()  # why whole groups were not run, each said once
     for group, members in groups.items():
         not_run = [c for c in members if c.not_run]
         skipped = [c for c in members if c.skipped and not c.not_run]
@@ -132,16 +145,18 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
             for check in failed:
                 diagnoses.setdefault(diagnosis_key(check.message or str(check.kind)), []).append(check)
         elif not_run and len(not_run) + len(skipped) == len(members):
-            table.add_row(Text("·", style="dim"), Text(group), Text(not_run[0].message, style="dim"))
+            table.add_row(Text("·", style="dim"), Text(group), Text("not run", style="dim"))
+            reason = not_run[0].message.removeprefix("not run").lstrip(": ")
+            reasons.setdefault(reason or "an earlier failure stopped the run", None)
         elif skipped and len(skipped) == len(members):
             table.add_row(Text("–", style="yellow"), Text(group), Text(skipped[0].message, style="yellow"))
             bf16_line_shown |= skipped[0].message == BF16_ON_GPU_ONLY
         else:
-            extra = members[0].extra or {}
-            detail = (plural(len(members), "case") if len(members) > 1 else
-                      (extra.get("traffic") or {}).get("sentence") or members[0].message or "passed")
+            detail = plural(len(members), "case") if len(members) > 1 else _passed_detail(members[0], verbose)
             table.add_row(Text("✓", style="bold green"), Text(group), Text(detail, style="green"))
     console.print(table)
+    for reason in reasons:
+        console.print(Text(f"Not run: {reason.rstrip('.')}.", style="dim"))
     for i, (key, checks) in enumerate(diagnoses.items()):
         if i == SHOWN_DIAGNOSES:
             rest = sum(len(c) for c in list(diagnoses.values())[i:])
@@ -161,7 +176,8 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None) -
     if per_call is not None:
         console.print(Text(f"kernel launches per call: {per_call}", style="dim"))
     _panel(run, console)
-    _performance(run, console)
+    if not reasons:  # a run stopped early did not get as far as performance: nothing more to say of it
+        _performance(run, console)
     _verdict(run, exercise, console)
 
 
@@ -213,8 +229,8 @@ def _verdict(run: RunResult, exercise: Exercise, console: Console) -> None:
     not_run = sum(1 for c in run.checks if c.not_run)
     extra = f", {not_run} not run" if not_run else ""
     console.print(Text(f"FAILED: exercise {exercise.number} ({plural(failed, 'check')} failed{extra})", style="bold red"))
-    if any(c.kind == Kind.REJECTED for c in run.checks):
-        return
+    if any(c.kind in STOPPING for c in run.checks):
+        return  # no input was made: nothing to replay
     replay = f"grade exercise {exercise.number} --seed {run.seed}"
     if not run.learner_file.endswith(exercise.learner_file):
         replay += f" --from {run.learner_file}"

@@ -24,6 +24,7 @@ class Kind(str, Enum):
     COVERAGE = "coverage"  # output elements left unwritten, or an input changed (`grade show` draws it)
     NOT_IMPLEMENTED = "not_implemented"  # the stub's NotImplementedError: every check would say it
     IMPORT = "import"  # the learner's file did not import: every check would say it
+    MISSING_FUNCTION = "missing_function"  # the file does not define the exercise's function: likewise
     REJECTED = "rejected"  # the static check refused the file (batch grading)
     FATAL = "fatal"  # a CUDA error: the learner's process is restarted
     CRASH = "crash"  # the learner's process died
@@ -43,7 +44,7 @@ class Kind(str, Enum):
 
 
 #: Failures after which every other check would only repeat the same sentence.
-STOPPING = {Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.REJECTED}
+STOPPING = {Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.MISSING_FUNCTION, Kind.REJECTED}
 
 
 @dataclass

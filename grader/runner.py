@@ -265,7 +265,8 @@ class Runner:
                           "arguments": {k: self._encode(v) for k, v in launch.arguments.items()},
                           "compiled": launch.compiled} for launch in outcome.launches[:1000]],
             "computed": outcome.computed[:200],
-            "fills": outcome.fills[:200],
+            # Only fills of what the call returned (a scratch buffer may be a torch.zeros).
+            "filled_outputs": [[index, fill] for index, fill in outcome.filled_outputs(result)][:200],
             "allocations": self._allocations,
         }
         if counter is not None:

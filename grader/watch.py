@@ -105,7 +105,19 @@ class WatchResult:
     launches: list[Launch] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)  # torch ops that compute
     fills: list[str] = field(default_factory=list)  # torch fills (zeros_like, fill_)
+    #: The storage each fill wrote (``fills[i]`` wrote ``fill_storages[i]``), for `filled_outputs`.
+    fill_storages: list[int | None] = field(default_factory=list)
     outputs: list[guards.GuardedTensor] = field(default_factory=list)
+
+    def filled_outputs(self, result: Any) -> list[tuple[int, str]]:
+        """(position among the returned tensors, fill) for each fill that wrote a tensor the call
+        returned. Only returned outputs must be written by a kernel: a scratch buffer the function
+        does not return may be made with any torch factory, zeros included."""
+        returned = [result] if isinstance(result, torch.Tensor) else \
+            [item for item in result if isinstance(item, torch.Tensor)] if isinstance(result, (tuple, list)) else []
+        where = {_storage(tensor): index for index, tensor in reversed(list(enumerate(returned)))}
+        return [(where[ptr], fill) for fill, ptr in zip(self.fills, self.fill_storages)
+                if ptr is not None and ptr in where]
 
     def output_for(self, tensor: torch.Tensor) -> guards.GuardedTensor | None:
         """The intercepted allocation that ``tensor`` is a view of, if any."""
@@ -115,6 +127,16 @@ class WatchResult:
         for out in self.outputs:
             if out.buffer.untyped_storage().data_ptr() == ptr:
                 return out
+        return None
+
+
+def _storage(tensor: Any) -> int | None:
+    """Where a tensor's memory starts: views of one allocation share it."""
+    if not isinstance(tensor, torch.Tensor):
+        return None
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
         return None
 
 
@@ -315,6 +337,8 @@ class _Recorder(TorchDispatchMode):
             return result
         if func in _FILLS or packet in {aten.fill_, aten.zero_, aten.zeros_like, aten.full}:
             self.watch.result.fills.append(op_name(func))
+            self.watch.result.fill_storages.append(_storage(result if func in _CREATING_FILLS else
+                                                            (args[0] if args else None)))
             if func in _CREATING_FILLS and isinstance(result, torch.Tensor):
                 self.watch.created(result)
         else:

@@ -138,6 +138,67 @@ def test_solution_force_shows_it_and_says_so(capsys):
     assert code == 0 and "--force" in out and "def add(" in out
 
 
+def _rejoined(rendered: str) -> list[str]:
+    """The code lines of a terminal rendering, each line's continuation rows joined back onto it."""
+    from grader.solution_view import CONTINUED
+
+    lines: list[str] = []
+    width = 0  # the gutter's: "12 │ " and "   ↪   " are as wide
+    for row in rendered.splitlines():
+        gutter, bar, text = row.partition(" │ ")
+        if bar and gutter.strip().isdigit():
+            lines.append(text)
+            width = len(gutter) + len(bar)
+        elif lines and row[:width].strip() == CONTINUED:
+            lines[-1] += row[width:]
+    return lines
+
+
+@pytest.mark.parametrize("number", [e.number for e in catalogue.EXERCISES if e.solution_path.is_file()])
+def test_solution_in_an_80_column_terminal_shows_every_code_line_whole(number):
+    from grader import solution_view
+
+    exercise = catalogue.get(number)
+    commentary, code = workspace.split_solution(exercise.solution_path.read_text())
+    console = Console(file=StringIO(), width=80, force_terminal=True, color_system=None)
+    solution_view.render(console, title=exercise.solution_file, commentary=commentary, code=code)
+    rendered = console.file.getvalue()
+    from rich.cells import cell_len
+
+    assert max(cell_len(row) for row in rendered.splitlines()) <= 80
+    assert [line.rstrip() for line in _rejoined(rendered)] == [line.rstrip() for line in code.splitlines()]
+    if any(len(line) > 74 for line in code.splitlines()):
+        assert solution_view.CONTINUED in rendered
+
+
+def test_solution_piped_prints_every_line_as_in_the_file(capsys):
+    mark_passed(8)
+    assert cli.main(["solution", "8"]) == 0
+    out = capsys.readouterr().out
+    _, code = workspace.split_solution(catalogue.get(8).solution_path.read_text())
+    printed = set(out.splitlines())
+    assert any(len(line) > 80 for line in code.splitlines())  # the case this test is about
+    assert [line for line in code.splitlines() if line.rstrip() not in printed] == []
+
+
+def test_solution_as_html_is_one_local_page_after_a_pass(capsys, tmp_path):
+    page = tmp_path / "ex01.html"
+    code, out, _ = grade(capsys, "solution", "1", "--html", str(page))
+    assert code == cli.EXIT_FAILED and not page.exists()
+    mark_passed(1)
+    code, out, _ = grade(capsys, "solution", "1", "--html", str(page))
+    assert code == 0 and "ex01.html" in out
+    text = page.read_text()
+    import html as html_module
+    import re
+
+    plain = html_module.unescape(re.sub(r"<[^>]+>", "", text))
+    commentary, source = workspace.split_solution(EX1.solution_path.read_text())
+    assert all(line.strip() in plain for line in source.splitlines())
+    assert "<h2" in text or "<ul>" in text  # the commentary is HTML, not raw Markdown
+    assert not re.search(r"(src|href)=\"(https?:)?//", text)  # nothing fetched from elsewhere
+
+
 def test_split_solution_without_a_docstring_keeps_all_the_code():
     assert workspace.split_solution("import torch\nx = 1\n") == ("", "import torch\nx = 1\n")
     assert workspace.split_solution("def broken(:\n") == ("", "def broken(:\n")

@@ -33,6 +33,8 @@ def counts(amap, name, kind):
 #: What each variant's map must show: one assertion per file in grader/exercises/ex01_vector_add/wrong (a new variant
 #: without an entry fails test_every_variant_has_an_expectation).
 EXPECTATIONS = {
+    # Its mistake is arithmetic, not where it reads or writes: the map is the solution's.
+    "adds_in_bf16": lambda r: ((counts(r.map, "out", "stores") == 1).all() and (counts(r.map, "x", "loads") == 1).all()),
     "answer_from_torch": lambda r: (not counts(r.map, "x", "loads").any() and not counts(r.map, "y", "loads").any()
                                     and any("torch computed" in note for note in r.map.notes)),
     "grid_one_block_short": lambda r: (r.map.launches[0]["grid"] == [1, 1, 1]
@@ -45,6 +47,10 @@ EXPECTATIONS = {
     "no_kernel": lambda r: r.map.launches == [] and any("torch computed" in note for note in r.map.notes),
     "no_tail_mask": lambda r: (after(r.map, "out", "stores") == 2048 - N and after(r.map, "x", "loads") == 2048 - N
                                and (counts(r.map, "out", "stores") == 1).all()),
+    # Programs 0 and 1 both start near element 0: out[1..1023] is stored twice, nothing past out[1024].
+    "offsets_without_block": lambda r: (counts(r.map, "out", "stores")[[0, 1024]].tolist() == [1, 1]
+                                        and (counts(r.map, "out", "stores")[1:1024] == 2).all()
+                                        and not counts(r.map, "out", "stores")[1025:].any()),
     "reads_past_end": lambda r: (after(r.map, "x", "loads") == 2049 - N and after(r.map, "y", "loads") == 0
                                  and after(r.map, "out", "stores") == 0),
     "reads_x_twice": lambda r: ((counts(r.map, "x", "loads") == 2).all() and (counts(r.map, "y", "loads") == 1).all()),

@@ -49,8 +49,9 @@ CHECK_TIMEOUT = {"interpreter": 120.0, "gpu": 60.0}
 #: on an H200 with an empty Triton cache (two compilations, four timings of the kernel and four of SDPA):
 #: under the correctness checks' 60 s clock the course's own solution sometimes failed.
 PERFORMANCE_TIMEOUT = 300.0
-#: Each hung check costs a whole timeout: after this many in a row, the rest are not run.
-MAX_CONSECUTIVE_TIMEOUTS = 2
+#: A hung check costs its whole clock, and the checks after it call the same function on inputs made
+#: the same way: after the first one, the rest are not run (each would wait out the same clock).
+MAX_CONSECUTIVE_TIMEOUTS = 1
 
 
 def pytest_addoption(parser):
@@ -247,7 +248,8 @@ def learner_function(learner, exercise):
     """The exercise's function from the learner's file."""
     fn = getattr(learner, exercise.function, None)
     if fn is None:
-        raise GradeFailure(f"your file does not define `{exercise.function}`: keep the function the stub defines")
+        raise GradeFailure(f"your file does not define `{exercise.function}`: keep the function the stub defines",
+                           kind=Kind.MISSING_FUNCTION)
     return fn
 
 
@@ -313,6 +315,9 @@ def pytest_runtest_makereport(item, call):
         report.grade_kind = Kind.of(failure.kind)
         if report.grade_kind in STOPPING:
             item.session.shouldstop = str(failure)  # every other check would say the same
+        elif report.grade_kind == Kind.TIMEOUT and _SESSION is not None \
+                and _SESSION.consecutive_timeouts + 1 >= MAX_CONSECUTIVE_TIMEOUTS:
+            item.session.shouldstop = str(failure)  # stop here, not after the next check's clock too
 
 
 def pytest_runtest_logreport(report):
@@ -341,8 +346,9 @@ def pytest_runtest_logreport(report):
     if record.kind == Kind.TIMEOUT:
         session.consecutive_timeouts += 1
         if session.consecutive_timeouts >= MAX_CONSECUTIVE_TIMEOUTS and not _STOP_REQUESTED:
-            _STOP_REQUESTED.append(f"not run: {session.consecutive_timeouts} checks in a row did not finish, "
-                                   "so the grader stopped")
+            hung = "a check" if session.consecutive_timeouts == 1 else f"{session.consecutive_timeouts} checks in a row"
+            _STOP_REQUESTED.append(f"not run: {hung} did not finish within its clock, and every check calls your "
+                                   "code the same way, so the grader stopped")
             session.events.write("stopped", reason=_STOP_REQUESTED[0])
     elif not report.skipped:
         session.consecutive_timeouts = 0

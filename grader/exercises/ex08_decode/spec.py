@@ -500,6 +500,26 @@ def _past_len_mistake(again, case: Case, inputs, k2, v2, dtype) -> str | None:
     return None
 
 
+def _extra_keys_mistake(out: torch.Tensor, want: torch.Tensor, case: Case, dtype) -> str | None:
+    """Tokens past cache_lens[b] left in the softmax with a finite score (masked to 0, or not masked):
+    each (sequence, head) row of the output is then the right one times a factor below 1, since those
+    keys add exp(s - m) to the sum ℓ and, their V loaded as 0, nothing to the accumulator."""
+    got = out.detach().double().cpu()
+    ref = want.double().cpu()
+    norm = (ref * ref).sum(-1)
+    factor = torch.where(norm > 0, (got * ref).sum(-1) / norm.clamp_min(1e-300), torch.ones_like(norm))
+    shrunk = factor < 0.99
+    if not bool(shrunk.any()) or bool((factor > 1.01).any()):
+        return None
+    if not _close(out.detach().cpu(), factor[..., None] * ref, dtype):
+        return None
+    return (f"tokens past cache_lens[b] were not masked to -inf: each row of your output is the right one times a "
+            f"factor below 1 (down to {float(factor.min()):.3g} here), the mark of keys past the end that entered "
+            "the sum ℓ with a finite score (0, or the score of a K row loaded as 0) and added nothing to the "
+            "accumulator (their V loaded as 0). Set the scores of tokens at or past cache_lens[b] to -inf before "
+            "the max: `tl.where(token < end, s, float(\"-inf\"))`")
+
+
 def _check_empty_sequences(out: torch.Tensor, case: Case) -> None:
     """A sequence with cache_lens[b] = 0 has no key: its rows must be exact zeros."""
     for b, n in enumerate(case.lens):
@@ -597,30 +617,32 @@ def _verify(case: Case, dtype, inputs, *, fn=None, rng=None, device="cpu", mode=
             _check_empty_sequences(out, case)
             detached = out.detach()
             long_rows = [b for b, n in enumerate(case.lens) if n > 0]
-            nan_in_answer = bool(torch.isnan(detached[long_rows]).any())
-            if nan_in_answer and fn is not None and rng is not None:
-                again, k2, v2 = _finite_rerun(fn, case, inputs, rng)
-                if again is not None:
-                    named = _past_len_mistake(again, case, inputs, k2, v2, dtype)
-                    if named:
-                        raise GradeFailure(f"{named} ({case.describe()}). {failure}") from None
-                    finite_inputs = (q, k2, v2, block_table, cache_lens)
-                    for message, wrong in _wrong_references(case, *finite_inputs):
-                        if _close(again, wrong, dtype):
-                            raise GradeFailure(f"{message} ({case.describe()}): your output matches decode "
-                                               f"attention computed that way. {failure}") from None
-            finite = detached.nan_to_num(0.0)
+            if bool(torch.isnan(detached[long_rows]).any()):
+                # NaN is diagnosed as NaN: a read into the poisoned slots, or into partials nobody wrote. Only
+                # a rerun on finite pools may be compared with what a mistake would compute.
+                if fn is not None and rng is not None:
+                    again, k2, v2 = _finite_rerun(fn, case, inputs, rng)
+                    if again is not None:
+                        named = _past_len_mistake(again, case, inputs, k2, v2, dtype)
+                        if named:
+                            raise GradeFailure(f"{named} ({case.describe()}). {failure}") from None
+                        finite_inputs = (q, k2, v2, block_table, cache_lens)
+                        for message, wrong in _wrong_references(case, *finite_inputs):
+                            if _close(again, wrong, dtype):
+                                raise GradeFailure(f"{message} ({case.describe()}): your output matches decode "
+                                                   f"attention computed that way. {failure}") from None
+                raise GradeFailure(
+                    "NaN in the output of sequences that have tokens: a load read past the valid tokens, into slots "
+                    "that hold NaN here (the pool's free pages, the slots of each last page past cache_lens[b] and "
+                    "the pages that block-table entries past a sequence's end point at). Every K and V load needs "
+                    f"the mask `token < cache_lens[b]` ({case.describe()}). {failure}") from None
             for message, wrong in _wrong_references(case, q, k_cache, v_cache, block_table, cache_lens):
-                wrong = wrong.nan_to_num(0.0)
-                if not _close(want, wrong, dtype) and _close(finite, wrong, dtype):
+                if not _close(want, wrong, dtype) and _close(detached, wrong, dtype):
                     raise GradeFailure(f"{message} ({case.describe()}): your output matches decode attention "
                                        f"computed that way. {failure}") from None
-            if nan_in_answer:
-                raise GradeFailure(
-                    f"NaN in the output of sequences that have tokens ({case.describe()}): the pool's free pages, the "
-                    "slots of each last page past cache_lens[b] and the pages that block-table entries past a "
-                    f"sequence's end point at hold NaN here; every K and V load needs the mask `token < "
-                    f"cache_lens[b]`. {failure}") from None
+            named = _extra_keys_mistake(detached, want, case, dtype)
+            if named:
+                raise GradeFailure(f"{named} ({case.describe()}). {failure}") from None
             if fn is not None and rng is not None:
                 named = _rescaling_mistake(fn, dtype, rng, device, mode)
                 if named:
