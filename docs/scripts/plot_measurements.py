@@ -178,16 +178,18 @@ def load(folder: Path) -> Measurements:
                 found.extras[path.name] = source
         elif isinstance(data, dict) and "copy_peak_GBs" in data:
             found.baseline = Source(path, data, gpu=data.get("gpu", "unknown GPU"), torch=data.get("torch", "?"),
-                                    triton=data.get("triton", "?"), date=_date_from_name(path.name))
+                                    triton=data.get("triton", "?"), date=_date_from_name(path.name),
+                                    run=f"the baseline run of {_date_from_name(path.name)}")
         elif isinstance(data, list) and data and isinstance(data[0], dict) and "sdpa_TF" in data[0]:
             attention_paths.append((path, data))
         else:
             found.ignored.append(f"{path.name}: neither an exercise benchmark nor a baseline file")
     for path, data in attention_paths:
         base = found.baseline
+        same_run = base is not None and base.date == _date_from_name(path.name)  # README: "same run"
         found.attention = Source(path, data, gpu=base.gpu if base else "unknown GPU",
                                  torch=base.torch if base else "?", triton=base.triton if base else "?",
-                                 date=_date_from_name(path.name))
+                                 date=_date_from_name(path.name), run=base.run if same_run else "")
     return found
 
 
@@ -639,20 +641,53 @@ ROOFLINE_POINTS = (("vector_add", "vector add fp32\n1 FLOP / 12 B"),
                    ("attention_solution", "attention prefill,\nexercise 7's solution"))
 
 
+def _roofline_points(m: Measurements) -> tuple[float, float | None, list[tuple[str, float, float, dict]], list[Source]]:
+    """(memory roof in GB/s, compute roof in TFLOP/s, [(label, FLOP per byte, FLOP/s, row)], sources), all from
+    one run: ``h200-roofline.json``, else the baseline file with the attention file of the same run."""
+    source = _extra(m, "roofline.json")
+    if source is not None:
+        rows = {r["kernel"]: r for r in source.data["rows"] if r.get("ms")}
+        compute = rows["attention_sdpa"]["tflops"] if "attention_sdpa" in rows else None
+        points = []
+        for kernel, label in ROOFLINE_POINTS:
+            if kernel in rows:
+                row = rows[kernel]
+                intensity = float(row["flops"]) / float(row["bytes"])
+                if kernel == "attention_solution":
+                    label = f"{label}\nS = {row['S']}: S/2 = {intensity:.0f} FLOP/B"
+                points.append((label, intensity, float(row["flops"]) / (float(row["ms"]) * 1e-3), row))
+        return _ceiling(source, None), compute, points, [source]
+    if m.baseline is None:
+        return 0.0, None, [], []
+    b = m.baseline.data
+    # The better of a copy and an add, as the grader's ceiling: the baseline timed both.
+    roof = max(b["copy_peak_GBs"], b.get("vadd_triton_GBs") or 0.0, b.get("vadd_torch_GBs") or 0.0)
+    points = [("vector add fp32\n1 FLOP / 12 B", 1 / 12, b["vadd_triton_GBs"] * 1e9 / 12, {})] if b.get("vadd_triton_GBs") else []
+    soft = [r for r in b.get("softmax", []) if r["M"] == 4096 and r["N"] == 4096 and r.get("triton_row")]
+    if soft:
+        points.append(("softmax fp32\n≈5 FLOP / 8 B", 5 / 8, soft[0]["triton_row"] * 1e9 * 5 / 8, {}))
+    sources, compute = [m.baseline], None
+    if m.attention is not None and m.attention.run == m.baseline.run:
+        sources.append(m.attention)
+        compute = max(r["sdpa_TF"] for r in m.attention.data)
+        first = next((r for r in m.attention.data if not r.get("causal")), None)
+        if first is not None:
+            s = first["shape"][2]  # bf16, per head: 4·S²·D FLOP over Q, K, V, O = 4·S·D·2 bytes
+            points.append((f"attention prefill, bf16\nS = {s}: S/2 = {s // 2} FLOP/B", s / 2, first["triton_TF"] * 1e12, {}))
+    return roof, compute, points, sources
+
+
 def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
     """Attainable FLOP/s = min(compute roof, intensity × bandwidth), with kernels measured in the same run
-    as both roofs (``h200-roofline.json``): the memory roof is the run's ceiling, the better of a copy and
-    an add (the grader's); the compute roof the best attention the run measured (SDPA)."""
-    source = _extra(m, "roofline.json")
+    as both roofs: the memory roof is the run's ceiling, the better of a copy and an add (the grader's);
+    the compute roof the best attention the run measured (SDPA)."""
+    ceiling, compute, points, sources = _roofline_points(m)
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
-    if source is None:
+    if not sources:
         ax.set_title("Roofline: not measured yet (python -m tools.benchmarks roofline)")
         _save(fig, out, "roofline.svg", [], written)
         return
-    rows = {r["kernel"]: r for r in source.data["rows"] if r.get("ms")}
-    ceiling = _ceiling(source, None)
     bw = ceiling * 1e9
-    compute = rows["attention_sdpa"]["tflops"] if "attention_sdpa" in rows else None
     intensities = [2 ** (k / 4) for k in range(-16, 56)]
     roof = [min(i * bw, compute * 1e12) if compute else i * bw for i in intensities]
     ax.plot(intensities, [r / 1e12 for r in roof], color=COLOURS["copy"], lw=1.5)
@@ -666,18 +701,11 @@ def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
         ax.axvline(ridge, color="#888888", ls=":", lw=1)
         ax.annotate(f"ridge ≈ {ridge:.0f} FLOP/byte", (ridge, compute / 30), xytext=(4, 0),
                     textcoords="offset points", fontsize=8, color="#555555")
-    for kernel, label in ROOFLINE_POINTS:
-        row = rows.get(kernel)
-        if row is None:
-            continue
-        intensity = float(row["flops"]) / float(row["bytes"])
-        achieved = float(row["flops"]) / (float(row["ms"]) * 1e-3)
+    for label, intensity, achieved, _row in points:
         attainable = min(intensity * bw, compute * 1e12) if compute else intensity * bw
-        PLOTTED.append({"figure": "roofline.svg", "series": kernel, "file": source.path.name, "x": intensity,
-                        "value": achieved, "ceiling": attainable, "spec": None, "shape": {}})
+        PLOTTED.append({"figure": "roofline.svg", "series": label.split("\n")[0], "file": sources[0].path.name,
+                        "x": intensity, "value": achieved, "ceiling": attainable, "spec": None, "shape": {}})
         ax.plot([intensity], [achieved / 1e12], "o", color=COLOURS["triton"], ms=7)
-        if kernel == "attention_solution":
-            label = f"{label}\nS = {row['S']}: S/2 = {intensity:.0f} FLOP/B"
         right = intensity < 1000  # labels of points near the right edge go to their left
         ax.annotate(label, (intensity, achieved / 1e12), xytext=(6 if right else -6, -10), textcoords="offset points",
                     fontsize=7, ha="left" if right else "right", va="top")
@@ -690,12 +718,13 @@ def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
     ax.set_yscale("log")
     if compute:
         ax.set_ylim(0.1, compute * 6)
+    ax.set_xlim(2 ** -7, 2 ** 14)
     ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=16))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.set_xlabel("arithmetic intensity (FLOP per byte of HBM traffic)")
     ax.set_ylabel("attainable TFLOP/s")
-    ax.set_title(f"Roofline of the measured {source.gpu.replace('NVIDIA ', '')}: where each kernel sits", fontsize=10)
-    _save(fig, out, "roofline.svg", [source], written)
+    ax.set_title(f"Roofline of the measured {sources[0].gpu.replace('NVIDIA ', '')}: where each kernel sits", fontsize=10)
+    _save(fig, out, "roofline.svg", sources, written)
 
 
 #: Exercise 10's implementations, in the order of the legend.
@@ -1122,35 +1151,38 @@ def plot_zeros_like(m: Measurements, out: Path, written: dict) -> None:
         series = sorted((r["n"], r) for r in rows if r["kernel"] == kernel)
         ns = [n for n, _r in series]
         ax_t.plot(ns, [1000 * r["ms"] for _n, r in series], marker="o", ms=4, color=colour, label=f"{label}, wall")
-        ax_t.plot(ns, [1000 * r["graph_ms"] for _n, r in series], marker="s", ms=3, ls="--", color=colour,
-                  label=f"{label}, in a CUDA graph")
-        for n, r in series:  # the bytes the call moved over its time: never above the ceiling
-            for ms in (r["ms"], r["graph_ms"]):
-                PLOTTED.append({"figure": "zeros_like.svg", "series": f"{kernel} {ms is r['ms']}", "file": source.path.name,
-                                "x": n, "value": r["bytes_moved"] / (ms * 1e6), "ceiling": ceiling, "spec": spec,
-                                "shape": {"n": n}})
+        graphed = [(n, r) for n, r in series if r.get("graph_ms")]
+        ax_t.plot([n for n, _r in graphed], [1000 * r["graph_ms"] for _n, r in graphed], marker="s", ms=3, ls="--",
+                  color=colour, label=f"{label}, in a CUDA graph")
+        for clock in ("ms", "graph_ms"):  # the bytes each call moved over its time: never above the ceiling
+            for n, r in series:
+                if r.get(clock) and r.get("bytes_moved"):
+                    PLOTTED.append({"figure": "zeros_like.svg", "series": f"{kernel}, {clock}", "file": source.path.name,
+                                    "x": n, "value": r["bytes_moved"] / (r[clock] * 1e6), "ceiling": ceiling,
+                                    "spec": spec, "shape": {"n": n}})
     empty = {r["n"]: r for r in rows if r["kernel"] == "empty_like"}
     zeros = sorted((r["n"], r) for r in rows if r["kernel"] == "zeros_like" and r["n"] in empty)
     ns = [n for n, _r in zeros]
-    ax_r.plot(ns, [r["ms"] / empty[n]["ms"] for n, r in zeros], marker="o", ms=4, color="#d62728", label="wall time")
-    ax_r.plot(ns, [r["graph_ms"] / empty[n]["graph_ms"] for n, r in zeros], marker="s", ms=3, ls="--",
-              color="#d62728", label="in a CUDA graph")
+    ax_r.plot(ns, [r["ms"] / empty[n]["ms"] for n, r in zeros], marker="o", ms=4, color="#d62728")
+    graphed = [(n, r) for n, r in zeros if r.get("graph_ms") and empty[n].get("graph_ms")]
+    ax_r.plot([n for n, _r in graphed], [r["graph_ms"] / empty[n]["graph_ms"] for n, r in graphed], marker="s", ms=3,
+              ls="--", color="#d62728")
     ax_r.axhline(4 / 3, color=COLOURS["copy"], ls=":", lw=1)
     ax_r.annotate("bytes moved: 16 n against 12 n (4/3)", (0.99, 4 / 3), xycoords=("axes fraction", "data"),
                   xytext=(0, -10), textcoords="offset points", ha="right", fontsize=7)
     ax_r.set_ylim(0.8, max([2.2] + [r["ms"] / empty[n]["ms"] + 0.2 for n, r in zeros]))
     ax_r.set_ylabel("zeros_like's time / empty_like's")
-    ax_r.legend(fontsize=7, loc="upper right")
     ax_t.set_yscale("log")
     ax_t.set_ylabel("µs per call")
-    ax_t.legend(fontsize=7, loc="upper left")
     for ax in (ax_t, ax_r):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=16))
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"2^{math.log2(v):.0f}"))
         ax.set_xlabel("n, fp32 elements per vector")
     ax_t.set_title("time per call", fontsize=9)
-    ax_r.set_title("what the fill adds", fontsize=9)
+    ax_r.set_title("what the fill adds (solid: wall time; dashed: in a CUDA graph)", fontsize=9)
+    fig.tight_layout()
+    fig.legend(*ax_t.get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 0.9))
     fig.suptitle("Exercise 1's add, output from empty_like or zeros_like: a second launch, then a third more bytes",
                  fontsize=10)
     _save(fig, out, "zeros_like.svg", [source], written)
