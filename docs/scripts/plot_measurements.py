@@ -29,10 +29,23 @@ ignored, and so is a JSON file of neither kind, with a note on stderr):
 2. **Baseline files** (the first H200 measurements, 2026-11-30): ``h200-baselines-*.json`` (copy
    ceiling, softmax sweep, bias+GELU) and ``h200-attention-*.json`` (attention against SDPA).
 
-Where an exercise benchmark exists it is plotted, and the baseline is the fallback: the softmax
-comparison uses exercise 3's file when there is one, the bias+GELU bars exercise 2's, the attention bars
-exercise 7's. Each figure says in its footer which file it came from, and ``SOURCES.md`` in the output
-folder lists them (the site includes that table on the measurements page).
+3. **Probes** that name no exercise, in the benchmark format: ``*-zeros-like.json`` (exercise 1's add with
+   ``empty_like`` and ``zeros_like``, chapter 2) and ``*-roofline.json`` (the roofline's points and roofs).
+
+Three rules hold for every figure, and tests/test_figures.py checks them on what was drawn:
+
+* **Physics**: no point above the ceiling it is drawn against (``meta.ceiling_gbps``, the better of a copy
+  and an add, as the grader's) or above the spec peak. A point above it is a byte model that counts bytes the
+  memory never moved, or a wrong measurement: fix the file, never excuse the point.
+* **One run**: a figure compares what one run measured. A run is ``meta.run``, the time the benchmark driver
+  made its header, the same in every file of one driver call; a file without it is a run of its own. So the
+  size figure joins the add probe and exercise 3's sweep only when their ``run`` agree, and the three
+  softmax schedules come from exercise 3's file alone, whose sweep times them in turns.
+* **Provenance**: each figure names its source files, GPU and versions in a footer, and ``SOURCES.md`` in the
+  output folder lists them (the site includes that table on the measurements page). Legends hold at most six
+  entries: more go to panels or labels on the data.
+
+Where an exercise benchmark exists it is plotted, and the baseline file is the fallback.
 
 The output is deterministic (no timestamps, fixed SVG ids), so re-running on unchanged data leaves
 ``git status`` clean. Needs matplotlib (``pip install matplotlib``).
@@ -1145,7 +1158,13 @@ def plot_zeros_like(m: Measurements, out: Path, written: dict) -> None:
     if source is None:
         return
     rows = [r for r in source.data["rows"] if r.get("ms")]
-    ceiling, spec = _ceiling(source, None), _spec(source)
+    if not all(any(r["kernel"] == kernel for r in rows) for kernel, _label, _colour in ZEROS_LIKE):
+        return
+    # The bound for the bytes a call moved is the spec peak, not the copy-or-add ceiling: the fill is a
+    # stream of writes alone, which the H200 moved faster than a copy or an add (the zeros_like rows at
+    # 2^27: 16n bytes in less time than the ceiling allows, h200-zeros-like.json, 2026-12-03).
+    spec = _spec(source)
+    ceiling = spec or _ceiling(source, None)
     fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(10, 4))
     for kernel, label, colour in ZEROS_LIKE:
         series = sorted((r["n"], r) for r in rows if r["kernel"] == kernel)
