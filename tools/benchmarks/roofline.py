@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from grader import perf
 from grader.exercises.ex07_flash_attention.spec import flops as attention_flops
-from tools.benchmarks import time_row, time_rows_in_turns
+from tools.benchmarks import ceiling_gbps, time_row, time_rows_in_turns
 
 ADD_N = 1 << 27
 SOFTMAX_SHAPE = (4096, 4096)
@@ -59,7 +59,8 @@ def _attention_rows() -> list[dict]:
                                "attention_sdpa": lambda: F.scaled_dot_product_attention(q, k, v)},
                               flops=flops, rounds=3, B=B, H=H, S=S, D=D, dtype="fp16", causal=False)
     for row in rows.values():
-        row.update(flops=flops, bytes=nbytes, gbps=round(perf.gbps(nbytes, row["ms"]), 1))
+        achieved = perf.gbps(nbytes, row["ms"])
+        row.update(flops=flops, bytes=nbytes, gbps=round(achieved, 1), fraction=round(achieved / ceiling_gbps(), 4))
     return list(rows.values())
 
 
