@@ -373,7 +373,9 @@ def _draw_bandwidth(ax, figure: str, series: str, file: str, points: list[tuple[
 
 
 def _legend_outside(ax, **kwargs) -> None:
-    """The legend to the right of the axes, never over the data."""
+    """The legend to the right of the axes, never over the data (none when nothing is labelled)."""
+    if not ax.get_legend_handles_labels()[1]:
+        return
     ax.legend(fontsize=kwargs.pop("fontsize", 8), loc="upper left", bbox_to_anchor=(1.02, 1.0), **kwargs)
 
 
