@@ -1,10 +1,12 @@
 """The softmax sweep shared by the benchmarks of exercise 4 (and 5's hook), and the PyTorch peers.
 
 Shapes, fp32: M = 4096 rows with N = 256 ... 32768 columns, and N = 4096 columns with M = 32 ...
-16384 rows. Every kernel is checked against ``torch.softmax`` before it is timed; a kernel that
-fails or cannot run at a shape gets a row with its error instead of a time (the failure is a
-finding too). Exercise 3's benchmark (`tools.benchmarks.ex03_softmax`) has a sweep of its own:
-two dtypes, kernels timed in turns, and three ways of calling torch.compile.
+16384 rows. Every kernel is checked against ``torch.softmax`` before it is timed, then the kernels
+of one shape are timed in turns (two rounds: the card's state drifts, and kernels compared on one
+plot should see the same states); a kernel that fails or cannot run at a shape gets a row with its
+error instead of a time (the failure is a finding too). Exercise 3's benchmark
+(`tools.benchmarks.ex03_softmax`) has a sweep of its own: two dtypes, exercises 3, 4 and 5 in the
+same turns, and three ways of calling torch.compile.
 
 Byte model: ``2 * M * N * 4`` bytes (one read, one write), the minimum for softmax, so a kernel
 that reads a row twice (the online softmax, a looped reduction) shows it as a lower fraction.
