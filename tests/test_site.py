@@ -388,7 +388,7 @@ def _external_requests(driver) -> list[str]:
 
 MATH_PAGES = {
     "chapters/01_memory_bound/": 2,  # page -> plots it must show
-    "chapters/02_fusion/": 1,
+    "chapters/02_fusion/": 2,
     "chapters/04_fused_softmax/": 1,
     "chapters/05_persistent/": 1,
     "chapters/06_online_softmax/": 0,
