@@ -232,7 +232,7 @@ def test_softmax_benchmark_rows(interpreter_stand_ins, monkeypatch):
     monkeypatch.setattr(bench.perf, "graphed", lambda fn: fn)
     record = bench.Sweep(with_compile=False, diagnostics=False, graphs=True).run()
     rows = {(r["kernel"], r["M"], r["N"], r["dtype"]): r for r in record["rows"]}
-    assert {k[0] for k in rows} == {"naive", "torch", "solution", "online", "variant_warps2",
+    assert {k[0] for k in rows} == {"naive", "torch", "solution", "persistent", "online", "variant_warps2",
                                     "variant_rows2_warps1", "variant_streaming", "variant_graph_solution",
                                     "variant_graph_torch"}
     # Replays only at M = 4096's stand-in (5 rows), for the peers that ran (no torch.compile here).

@@ -30,6 +30,12 @@ def test_minimum_bytes_counts_two_reads_and_one_write():
     assert spec.minimum_bytes(3, 5, 2) == 90
 
 
+def test_least_hbm_bytes_counts_one_read_and_one_write():
+    """What the memory moves when the L2 serves the second read: the grader's bound for a cache hit."""
+    assert spec.least_hbm_bytes(256, 1 << 20, 4) == 2 * (1 << 30)
+    assert spec.least_hbm_bytes(3, 5, 2) == 60 < spec.minimum_bytes(3, 5, 2)
+
+
 def test_by_hand_row_of_the_docs():
     # docs/exercises/ex05_online_softmax.md: x = [1, 3, 2, 5] in blocks of two.
     x = torch.tensor([[1.0, 3.0, 2.0, 5.0]], dtype=torch.float64)

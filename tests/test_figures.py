@@ -5,11 +5,15 @@ A percentage, GB/s, TB/s, TFLOP/s, µs or speedup (2.47×) figure typed into a p
 * marked `{{ ex("...") }}` (a worked example, a datasheet value, a threshold), or
 * inside an admonition titled "Worked example", a code block, inline code or math.
 The figure module itself is tested here too: a key a file lacks, or one that matches several rows, fails.
+
+The plots (docs/scripts/plot_measurements.py) obey the same rule and physics: no point above the ceiling it
+is drawn against, every figure names its source files, each figure draws from one run, legends stay short.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 
 import pytest
@@ -169,3 +173,137 @@ def test_chapter_7_shows_the_measured_speedup_beside_the_prediction():
     paragraphs = text.split("\n\n")
     assert any("predicted_speedup" in p and "measured_speedup" in p for p in paragraphs), \
         "chapter 7 states the law's prediction without the measured speedup next to it"
+
+
+# ------------------------------------------------------------------------------------------------
+# The plots: physics, provenance, one run each, legible
+# ------------------------------------------------------------------------------------------------
+
+PLOT_SCRIPT = DOCS / "scripts" / "plot_measurements.py"
+
+
+def _run_plot_script(measurements, out):
+    """docs/scripts/plot_measurements.py run in this process on ``measurements`` (None: the committed
+    files), drawing into ``out``: the module, with what it drew point by point."""
+    import sys
+
+    spec = importlib.util.spec_from_file_location("plot_measurements_under_test", PLOT_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+        args = ["--out", str(out)] + (["--measurements", str(measurements)] if measurements else [])
+        assert module.main(args) == 0
+    finally:
+        sys.modules.pop(spec.name, None)
+    return module
+
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory):
+    module = _run_plot_script(None, tmp_path_factory.mktemp("plots"))
+    assert module.PLOTTED, "the plot script recorded no bandwidth point"
+    return module
+
+
+def points_above_their_ceilings(points: list[dict]) -> list[str]:
+    """Points drawn above the measured ceiling or the spec peak they were drawn against, or with none."""
+    return [f"{p['figure']} {p['series']} ({p['file']}, {p['shape']}): {p['value']:.4g} against ceiling "
+            f"{p['ceiling']} and spec {p['spec']}" for p in points
+            if p["ceiling"] is None or p["value"] > p["ceiling"] or (p["spec"] is not None and p["value"] > p["spec"])]
+
+
+def test_no_plotted_point_is_above_its_ceiling(plotted):
+    """A bandwidth above the measured ceiling (the better of a copy and an add) is a byte model that counts
+    bytes the memory never moved, or a wrong measurement: no figure may draw one, flagged or not."""
+    wrong = points_above_their_ceilings(plotted.PLOTTED)
+    assert not wrong, "points above their ceiling:\n" + "\n".join(wrong)
+
+
+def _benchmark_file(folder, name, rows, *, run="2000-01-01T00:00:00Z", ceiling=1000.0, spec=1100.0):
+    meta = {"gpu": "Synthetic GPU", "torch": "0", "triton": "0", "date": "2000-01-01", "run": run,
+            "ceiling_gbps": ceiling, "spec_gbps": spec}
+    (folder / name).write_text(json.dumps({"meta": meta, "rows": rows}))
+
+
+def _add_rows(gbps_at_largest):
+    return [{"kernel": "solution", "n": n, "dtype": "fp32", "bytes": 12 * n, "ms": 12 * n / (g * 1e6), "gbps": g}
+            for n, g in ((1 << 20, 400.0), (1 << 24, gbps_at_largest))]
+
+
+def test_a_point_above_its_ceiling_is_caught(tmp_path):
+    """The check above fails on a file whose byte model credits more than the memory can move."""
+    data = tmp_path / "data"
+    data.mkdir()
+    _benchmark_file(data, "mine-ex01-vector-add.json", _add_rows(1050.0))  # ceiling 1000, spec 1100
+    module = _run_plot_script(data, tmp_path / "plots")
+    wrong = points_above_their_ceilings(module.PLOTTED)
+    assert len(wrong) == 1 and "1050" in wrong[0], wrong
+    _benchmark_file(data, "mine-ex01-vector-add.json", _add_rows(1200.0), ceiling=1300.0)  # above the spec only
+    module = _run_plot_script(data, tmp_path / "plots")
+    assert len(points_above_their_ceilings(module.PLOTTED)) == 1
+
+
+def test_every_plot_names_its_source(plotted, tmp_path_factory):
+    """Each figure says in itself which files it was drawn from (a footer), and SOURCES.md lists them."""
+    out = tmp_path_factory.mktemp("sources")
+    _run_plot_script(None, out)
+    sources = (out / "SOURCES.md").read_text()
+    for svg in sorted(out.glob("*.svg")):
+        files = re.search(rf"^\| `{re.escape(svg.name)}` \| (.*) \|$", sources, re.M)
+        assert files, f"SOURCES.md has no row for {svg.name}"
+        names = re.findall(r"`([^`]+\.json)`", files.group(1))
+        assert names, f"{svg.name} names no measurement file"
+        text = svg.read_text()
+        footer = re.search(r"source: ([^<]*)", text)
+        assert footer and all(name in text for name in names), f"{svg.name} does not name {names} in the figure"
+
+
+def test_each_plot_draws_from_one_run(plotted):
+    """A comparison on one figure comes from one run: every source shares its meta.run (a file without one
+    is a run of its own, so it may only stand alone)."""
+    mixed = {name: runs for name, runs in plotted.RUNS.items() if len(set(runs)) > 1}
+    assert not mixed, f"figures drawn from several runs: {mixed}"
+
+
+def test_a_plot_never_mixes_two_runs(tmp_path):
+    """The size figure joins the add probe and exercise 3's sweep only when they come from one run."""
+    data = tmp_path / "data"
+    data.mkdir()
+    softmax = [{"kernel": k, "M": m, "N": 4096, "dtype": "fp32", "bytes": 8 * m * 4096, "ms": 1.0, "gbps": 500.0,
+                "fraction": 0.5} for k in ("solution", "persistent", "online") for m in (256, 4096)]
+    adds = [{"kernel": "empty_like", "n": n, "dtype": "fp32", "bytes": 12 * n, "ms": 1.0, "gbps": 600.0}
+            for n in (1 << 20, 1 << 24)]
+    _benchmark_file(data, "mine-ex03-softmax.json", softmax, run="run-a")
+    _benchmark_file(data, "mine-zeros-like.json", adds, run="run-b")
+    module = _run_plot_script(data, tmp_path / "plots")
+    assert module.RUNS["bandwidth_vs_size.svg"] == ["run-a"]
+    _benchmark_file(data, "mine-zeros-like.json", adds, run="run-a")
+    module = _run_plot_script(data, tmp_path / "plots")
+    assert module.RUNS["bandwidth_vs_size.svg"] == ["run-a", "run-a"]
+
+
+def test_legends_are_short_and_tick_labels_apart(plotted):
+    """A reader matches at most about six look-alike entries by colour; more go to panels or direct labels."""
+    long = {name: n for name, n in plotted.LEGEND_ENTRIES.items() if n > 6}
+    assert not long, f"legends of more than six entries: {long}"
+    crowded = {name: found for name, found in plotted.TICKS_OVERLAPPING.items() if found}
+    assert not crowded, f"overlapping tick labels: {crowded}"
+
+
+def test_no_plotted_series_joins_points_of_different_shape_families(plotted):
+    """One line per shape family: along a series at most one shape key changes."""
+    series: dict[tuple, list[dict]] = {}
+    for p in plotted.PLOTTED:
+        series.setdefault((p["figure"], p["series"], p["file"]), []).append(p["shape"])
+    mixed = []
+    for key, shapes in series.items():
+        keys = {k for shape in shapes for k in shape}
+        varying = [k for k in keys if len({shape.get(k) for shape in shapes}) > 1]
+        if len(varying) > 1:
+            mixed.append(f"{key}: {varying} all change")
+    assert not mixed, "series that join points of different shapes:\n" + "\n".join(mixed)
+
+
+def test_no_legend_covers_the_data(plotted):
+    assert not plotted.LEGENDS_OVER_DATA, f"legends over an axes' data area: {plotted.LEGENDS_OVER_DATA}"

@@ -29,10 +29,23 @@ ignored, and so is a JSON file of neither kind, with a note on stderr):
 2. **Baseline files** (the first H200 measurements, 2026-11-30): ``h200-baselines-*.json`` (copy
    ceiling, softmax sweep, bias+GELU) and ``h200-attention-*.json`` (attention against SDPA).
 
-Where an exercise benchmark exists it is plotted, and the baseline is the fallback: the softmax
-comparison uses exercise 3's file when there is one, the bias+GELU bars exercise 2's, the attention bars
-exercise 7's. Each figure says in its footer which file it came from, and ``SOURCES.md`` in the output
-folder lists them (the site includes that table on the measurements page).
+3. **Probes** that name no exercise, in the benchmark format: ``*-zeros-like.json`` (exercise 1's add with
+   ``empty_like`` and ``zeros_like``, chapter 2) and ``*-roofline.json`` (the roofline's points and roofs).
+
+Three rules hold for every figure, and tests/test_figures.py checks them on what was drawn:
+
+* **Physics**: no point above the ceiling it is drawn against (``meta.ceiling_gbps``, the better of a copy
+  and an add, as the grader's) or above the spec peak. A point above it is a byte model that counts bytes the
+  memory never moved, or a wrong measurement: fix the file, never excuse the point.
+* **One run**: a figure compares what one run measured. A run is ``meta.run``, the time the benchmark driver
+  made its header, the same in every file of one driver call; a file without it is a run of its own. So the
+  size figure joins the add probe and exercise 3's sweep only when their ``run`` agree, and the three
+  softmax schedules come from exercise 3's file alone, whose sweep times them in turns.
+* **Provenance**: each figure names its source files, GPU and versions in a footer, and ``SOURCES.md`` in the
+  output folder lists them (the site includes that table on the measurements page). Legends hold at most six
+  entries: more go to panels or labels on the data.
+
+Where an exercise benchmark exists it is plotted, and the baseline file is the fallback.
 
 The output is deterministic (no timestamps, fixed SVG ids), so re-running on unchanged data leaves
 ``git status`` clean. Needs matplotlib (``pip install matplotlib``).
@@ -42,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -111,10 +125,16 @@ class Source:
     torch: str = "?"
     triton: str = "?"
     date: str = ""
+    #: The run the file comes from: ``meta.run`` (the time the benchmark driver made its header, the same
+    #: in every file of one driver call), else the file itself (a file without it is one run of its own).
+    run: str = ""
+
+    def __post_init__(self) -> None:
+        self.run = self.run or f"{self.path.name} alone"
 
     def footer(self) -> str:
         date = f" · {self.date}" if self.date else ""
-        return f"Source: {self.path.name} · {self.gpu} · torch {self.torch} · Triton {self.triton}{date}"
+        return f"source: {self.path.name} · {self.gpu} · torch {self.torch} · Triton {self.triton}{date}"
 
 
 @dataclass
@@ -123,7 +143,8 @@ class Measurements:
     attention: Source | None = None
     #: Exercise number -> its benchmark file (``<gpu>-exNN-<slug>.json``; the last by name if several).
     exercises: dict[int, Source] = field(default_factory=dict)
-    #: File name -> other files that name an exercise (tile sweeps, variants).
+    #: File name -> other benchmark files: sweeps that name an exercise (tiles, variants) and probes that
+    #: name none (``h200-zeros-like.json``, ``h200-roofline.json``).
     extras: dict[str, Source] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
 
@@ -154,9 +175,6 @@ def load(folder: Path) -> Measurements:
         if isinstance(data, dict) and isinstance(data.get("meta"), dict) and isinstance(data.get("rows"), list):
             meta = data["meta"]
             number = _exercise_number(path, meta)
-            if number is None:
-                found.ignored.append(f"{path.name}: no exercise number in the name (exNN) or meta['exercise']")
-                continue
             if not any(isinstance(r, dict) and (r.get("gbps") or r.get("tflops")) for r in data["rows"]):
                 found.ignored.append(f"{path.name}: no row has \"gbps\" or \"tflops\" (nothing to plot)")
                 continue
@@ -164,23 +182,27 @@ def load(folder: Path) -> Measurements:
                 path, data, gpu=str(meta.get("gpu") or meta.get("device") or "unknown GPU"),
                 torch=str(meta.get("torch", "?")),
                 triton=str(meta.get("triton", "?")), date=str(meta.get("date", "") or _date_from_name(path.name)),
+                run=str(meta.get("run") or ""),
             )
-            if meta.get("exercise") == number or path.name.endswith(f"ex{number:02d}-{SLUGS.get(number)}.json"):
+            if number is not None and (meta.get("exercise") == number
+                                       or path.name.endswith(f"ex{number:02d}-{SLUGS.get(number)}.json")):
                 found.exercises[number] = source
             else:
                 found.extras[path.name] = source
         elif isinstance(data, dict) and "copy_peak_GBs" in data:
             found.baseline = Source(path, data, gpu=data.get("gpu", "unknown GPU"), torch=data.get("torch", "?"),
-                                    triton=data.get("triton", "?"), date=_date_from_name(path.name))
+                                    triton=data.get("triton", "?"), date=_date_from_name(path.name),
+                                    run=f"the baseline run of {_date_from_name(path.name)}")
         elif isinstance(data, list) and data and isinstance(data[0], dict) and "sdpa_TF" in data[0]:
             attention_paths.append((path, data))
         else:
             found.ignored.append(f"{path.name}: neither an exercise benchmark nor a baseline file")
     for path, data in attention_paths:
         base = found.baseline
+        same_run = base is not None and base.date == _date_from_name(path.name)  # README: "same run"
         found.attention = Source(path, data, gpu=base.gpu if base else "unknown GPU",
                                  torch=base.torch if base else "?", triton=base.triton if base else "?",
-                                 date=_date_from_name(path.name))
+                                 date=_date_from_name(path.name), run=base.run if same_run else "")
     return found
 
 
@@ -204,11 +226,35 @@ def _style() -> None:
     })
 
 
+def _footer(sources: list[Source]) -> str:
+    """One line per run: the files it wrote, the GPU, the versions and the date."""
+    runs: dict[tuple, list[str]] = {}
+    for source in sources:
+        runs.setdefault((source.run, source.gpu, source.torch, source.triton, source.date), []).append(source.path.name)
+    lines = []
+    for (_run, gpu, torch_version, triton_version, date), names in runs.items():
+        lines.append(f"source: {', '.join(dict.fromkeys(names))} · {gpu} · torch {torch_version} · Triton {triton_version}"
+                     + (f" · {date}" if date else ""))
+    return "\n".join(lines)
+
+
+def _overlapping_ticks(fig, renderer) -> list[str]:
+    """Tick labels of one axis whose boxes overlap (unreadable), as 'axes title: label / label'."""
+    found = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in axis.get_ticklabels()
+                     if t.get_visible() and t.get_text()]
+            for (text_a, a), (text_b, b) in zip(boxes, boxes[1:]):
+                if a.overlaps(b):
+                    found.append(f"{ax.get_title() or ax.get_xlabel()}: {text_a!r} / {text_b!r}")
+    return found
+
+
 def _save(fig, out: Path, name: str, sources: list[Source], written: dict[str, list[str]]) -> None:
-    footer = "\n".join(dict.fromkeys(s.footer() for s in sources))
     fig.tight_layout()  # tick labels inside the figure, so the footer below cannot overlap them
     # Below the axes (negative figure coordinates); bbox_inches="tight" grows the image to hold it.
-    fig.text(0.01, -0.01, footer, fontsize=7, color="#555555", ha="left", va="top")
+    fig.text(0.01, -0.01, _footer(sources), fontsize=7, color="#555555", ha="left", va="top")
     fig.savefig(out / name, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
     renderer = fig.canvas.get_renderer()
     legends = [a.get_legend() for a in fig.axes if a.get_legend() is not None] + list(fig.legends)
@@ -216,6 +262,9 @@ def _save(fig, out: Path, name: str, sources: list[Source], written: dict[str, l
         box = legend.get_window_extent(renderer)
         if any(box.overlaps(a.get_window_extent(renderer)) for a in fig.axes if a.has_data()):
             LEGENDS_OVER_DATA.append(name)
+    LEGEND_ENTRIES[name] = max((len(legend.get_texts()) for legend in legends), default=0)
+    TICKS_OVERLAPPING[name] = _overlapping_ticks(fig, renderer)
+    RUNS[name] = [s.run for s in sources]
     plt.close(fig)
     written[name] = [s.path.name for s in sources]
 
@@ -274,16 +323,18 @@ def _kernel_key(name: str) -> str:
     return name
 
 
-#: Every bandwidth point drawn, for tests/test_site.py: {"figure", "series", "file", "x", "value",
-#: "ceiling", "flagged", "shape"}. A value above its ceiling must be drawn flagged as a measurement error.
+#: Every bandwidth or throughput point drawn, for tests/test_figures.py: {"figure", "series", "file", "x",
+#: "value", "ceiling", "spec", "shape"}, value and ceilings in one unit. No point may pass its ceiling: one
+#: that does is a byte model counting bytes the memory never moved, or a wrong measurement.
 PLOTTED: list[dict] = []
 #: Figures whose legend covers part of an axes' data area (tests/test_site.py wants none).
 LEGENDS_OVER_DATA: list[str] = []
-
-#: How a point above its file's measured ceiling is drawn: it is a measurement error (usually L2 hits
-#: or a byte model that counts bytes HBM never moved), not a result.
-ABOVE_CEILING = dict(marker="x", ls="none", color="#b22222", ms=7, mew=2)
-ABOVE_CEILING_LABEL = "above the measured ceiling: a measurement error"
+#: Figure -> entries of its largest legend (tests/test_figures.py: at most a reader can match by colour).
+LEGEND_ENTRIES: dict[str, int] = {}
+#: Figure -> tick labels that overlap (tests/test_figures.py wants none).
+TICKS_OVERLAPPING: dict[str, list[str]] = {}
+#: Figure -> the run of each source it was drawn from (tests/test_figures.py: one run per figure).
+RUNS: dict[str, list[str]] = {}
 
 
 def _families(rows: list[dict], keys: tuple[str, ...]) -> list[tuple[str, list[dict]]]:
@@ -309,25 +360,22 @@ def _families(rows: list[dict], keys: tuple[str, ...]) -> list[tuple[str, list[d
 
 
 def _draw_bandwidth(ax, figure: str, series: str, file: str, points: list[tuple[float, float, dict]],
-                    ceiling: float | None, scale: float = 1.0, **style) -> None:
-    """One series: (x, value, shape) points joined by a line, except those above `ceiling`, which are
-    drawn apart and flagged. `scale` converts the value to what the axis shows (100 for a percentage)."""
+                    ceiling: float | None, scale: float = 1.0, spec: float | None = None, **style) -> None:
+    """One series: (x, value, shape) points joined by a line, each recorded in `PLOTTED` with the
+    ceiling (and spec peak) it must stay under. `scale` converts the value to what the axis shows (100
+    for a percentage)."""
     points = sorted(points, key=lambda p: p[0])
-    below = [p for p in points if ceiling is None or p[1] <= ceiling]
-    above = [p for p in points if ceiling is not None and p[1] > ceiling]
-    if below:
-        ax.plot([p[0] for p in below], [scale * p[1] for p in below], **style)
-    if above:
-        labels = ax.get_legend_handles_labels()[1]
-        ax.plot([p[0] for p in above], [scale * p[1] for p in above], **ABOVE_CEILING,
-                label=None if ABOVE_CEILING_LABEL in labels else ABOVE_CEILING_LABEL)
+    if points:
+        ax.plot([p[0] for p in points], [scale * p[1] for p in points], **style)
     for x, value, shape in points:
         PLOTTED.append({"figure": figure, "series": series, "file": file, "x": x, "value": value,
-                        "ceiling": ceiling, "flagged": ceiling is not None and value > ceiling, "shape": shape})
+                        "ceiling": ceiling, "spec": spec, "shape": shape})
 
 
 def _legend_outside(ax, **kwargs) -> None:
-    """The legend to the right of the axes, never over the data."""
+    """The legend to the right of the axes, never over the data (none when nothing is labelled)."""
+    if not ax.get_legend_handles_labels()[1]:
+        return
     ax.legend(fontsize=kwargs.pop("fontsize", 8), loc="upper left", bbox_to_anchor=(1.02, 1.0), **kwargs)
 
 
@@ -336,64 +384,65 @@ def _legend_outside(ax, **kwargs) -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
-    """Achieved GB/s against bytes moved, with the measured copy ceiling and the spec peak."""
-    fig, ax = plt.subplots(figsize=(7.5, 4.4))
-    sources: list[Source] = []
-    ceiling = spec = exercise_ceiling = None
-    if m.baseline is not None:
-        b = m.baseline.data
-        sources.append(m.baseline)
-        ceiling, spec = b["copy_peak_GBs"], b.get("spec_peak_GBs")
-        copies = sorted((int(k.split("_")[1].removesuffix("MiB")), v) for k, v in b.items()
-                        if re.fullmatch(r"copy_\d+MiB_GBs", k))
-        if copies:
-            # A copy of an X MiB tensor reads X and writes X.
-            ax.plot([2 * mib * 2**20 for mib, _ in copies], [v for _, v in copies], "s-",
-                    color=COLOURS["copy"], label="device-to-device copy")
-        for key, kernel in (("triton_row", "triton"), ("torch", "torch"), ("naive_torch", "naive")):
-            pts = sorted((2 * r["M"] * r["N"] * 4, r[key]) for r in b.get("softmax", []) if r.get(key))
-            if pts:
-                ax.plot(*zip(*pts), "o", color=COLOURS[kernel], alpha=0.85,
-                        label=f"softmax fp32, {LABELS[kernel]}")
-    for number, source in sorted(m.exercises.items()):
-        if number > 5:  # the memory-bound exercises of chapters 1-6; later chapters plot their own
-            continue
-        # The solution's own rows only (not its tuning variants), fp32, one series per shape family.
-        rows = [r for r in source.data["rows"] if r.get("kernel") == "solution" and r.get("dtype", "fp32") == "fp32"]
-        rows = [r for r in rows if _rows_bytes(r) and r.get("gbps")]
-        if not rows:
-            continue
-        sources.append(source)
-        what = {1: "vector add", 2: "bias + GELU", 3: "softmax", 4: "persistent softmax",
-                5: "online softmax", 9: "RMSNorm forward"}.get(number, f"exercise {number}")
-        own_ceiling = _ceiling(source, None)
-        colour = f"C{number % 10}"
-        for j, (family, members) in enumerate(_families(rows, SHAPE_KEYS)):
-            points = [(_rows_bytes(r), float(r["gbps"]), {k: r.get(k) for k in SHAPE_KEYS if k in r}) for r in members]
-            label = f"{what}, exercise {number} solution" + (f" ({family})" if family else "")
-            _draw_bandwidth(ax, "bandwidth_vs_size.svg", label, source.path.name, points, own_ceiling,
-                            marker="^os"[j % 3], ls=("-", "--", ":")[j % 3], alpha=0.9, color=colour, label=label)
-        # The exercises' own ceiling (the better of a copy and an add) is the line their points obey.
-        exercise_ceiling = max(exercise_ceiling or 0.0, own_ceiling or 0.0) or None
-        spec = spec or source.data["meta"].get("spec_gbps")
-    ceiling = exercise_ceiling or ceiling
+def _spec(source: Source) -> float | None:
+    meta = source.data.get("meta", {}) if isinstance(source.data, dict) else {}
+    return float(meta["spec_gbps"]) if meta.get("spec_gbps") else None
+
+
+def _ceiling_lines(ax, ceiling: float | None, spec: float | None, scale: float = 1.0) -> None:
+    """The measured ceiling (the better of a copy and an add, as the grader's) and the spec peak, labelled
+    on the axes rather than in the legend."""
     if ceiling:
-        ax.axhline(ceiling, color=COLOURS["copy"], ls="--", lw=1)
-        what_ceiling = "the better of a copy and an add" if exercise_ceiling else "a copy"
-        ax.annotate(f"measured ceiling {ceiling:.0f} GB/s ({what_ceiling})", (0.01, ceiling), xycoords=("axes fraction", "data"),
-                    xytext=(0, 3), textcoords="offset points", fontsize=8)
+        ax.axhline(scale * ceiling, color=COLOURS["copy"], ls="--", lw=1)
+        ax.annotate(f"measured ceiling {ceiling:.0f} GB/s (the better of a copy and an add)" if scale == 1.0
+                    else "measured ceiling (the better of a copy and an add)", (0.01, scale * ceiling),
+                    xycoords=("axes fraction", "data"), xytext=(0, 3), textcoords="offset points", fontsize=7)
     if spec:
-        ax.axhline(spec, color="#b22222", ls=":", lw=1)
-        ax.annotate(f"spec peak {spec:.0f} GB/s (memory clock × bus width × 2)", (0.01, spec),
-                    xycoords=("axes fraction", "data"), xytext=(0, 3), textcoords="offset points", fontsize=8,
+        ax.axhline(scale * spec, color="#b22222", ls=":", lw=1)
+        ax.annotate(f"spec peak {spec:.0f} GB/s (memory clock × bus width × 2)", (0.01, scale * spec),
+                    xycoords=("axes fraction", "data"), xytext=(0, 3), textcoords="offset points", fontsize=7,
                     color="#b22222")
+
+
+#: The three Triton schedules of chapters 4-6, as exercise 3's file names them (all timed in its turns).
+SOFTMAX_SCHEDULES = (("solution", "one row per program (exercise 3)", COLOURS["solution"]),
+                     ("persistent", "persistent (exercise 4)", COLOURS["persistent"]),
+                     ("online", "online, two reads (exercise 5)", COLOURS["online"]))
+
+
+def plot_bandwidth_vs_size(m: Measurements, out: Path, written: dict) -> None:
+    """Achieved GB/s against bytes moved per call, from one run: exercise 1's add at sizes from 48 KiB to
+    1.5 GiB (the zeros_like probe's ``empty_like`` rows) and the three softmax schedules over M at
+    N = 4096 (exercise 3's file), with the run's measured ceiling and the spec peak."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    softmax = m.exercises.get(3)
+    add = _extra(m, "zeros-like.json")
+    sources = [s for s in (add, softmax) if s is not None]
+    if softmax is not None and add is not None and add.run != softmax.run:
+        sources = [softmax]  # never two runs on one plot
+    ceiling = spec = None
+    for source in sources:
+        ceiling = ceiling or _ceiling(source, None)
+        spec = spec or _spec(source)
+        if source is add:
+            points = [(float(r["bytes"]), float(r["gbps"]), {"n": r["n"]}) for r in source.data["rows"]
+                      if r.get("kernel") == "empty_like" and r.get("gbps")]
+            _draw_bandwidth(ax, "bandwidth_vs_size.svg", "vector add", source.path.name, points, ceiling, spec=spec,
+                            marker="s", color=COLOURS["copy"], label="vector add (exercise 1's kernel)")
+            continue
+        for kernel, label, colour in SOFTMAX_SCHEDULES:
+            points = [(float(r["bytes"]), float(r["gbps"]), {"M": r["M"], "N": r["N"]}) for r in source.data["rows"]
+                      if r.get("kernel") == kernel and r.get("N") == 4096 and r.get("dtype") == "fp32" and r.get("gbps")]
+            _draw_bandwidth(ax, "bandwidth_vs_size.svg", kernel, source.path.name, points, ceiling, spec=spec,
+                            marker="o", color=colour, label=f"softmax fp32, N = 4096, {label}")
+    _ceiling_lines(ax, ceiling, spec)
     ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=4))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_bytes_label))
     ax.set_xlabel("bytes moved per call (read + written)")
     ax.set_ylabel("achieved bandwidth (GB/s)")
     ax.set_ylim(0, (spec or ceiling or 1) * 1.12)
-    ax.set_title("Small transfers cannot reach the ceiling: a fixed cost per launch dominates")
+    ax.set_title("Small transfers cannot reach the ceiling: a fixed cost per launch dominates", fontsize=10)
     _legend_outside(ax, fontsize=7)
     _save(fig, out, "bandwidth_vs_size.svg", sources, written)
 
@@ -405,50 +454,56 @@ def _bytes_label(value: float, _pos) -> str:
     return f"{value:g} B"
 
 
-def _softmax_series(m: Measurements) -> tuple[dict[str, dict[str, list[tuple[int, int, float]]]], float, list[Source]]:
-    """kernel -> list of (M, N, fraction of ceiling), from exercise 3's file or the baseline."""
+def _softmax_series(m: Measurements) -> tuple[dict[str, list[tuple[int, int, float]]], list[Source], list[dict]]:
+    """kernel -> [(M, N, fraction of the ceiling)], from exercise 3's file (every kernel of one shape timed in
+    its turns), else from the baseline file; with the source and the rows of kernels that failed."""
     source = m.exercises.get(3)
     series: dict[str, list[tuple[int, int, float]]] = {}
     if source is not None:
         ceiling = _ceiling(source, None)
+        failed = [r for r in source.data["rows"] if r.get("error") and r.get("dtype", "fp32") == "fp32"]
         for row in source.data["rows"]:
             frac = _fraction(row, ceiling)
             if frac is None or "M" not in row or "N" not in row or row.get("dtype", "fp32") != "fp32":
                 continue
             series.setdefault(_kernel_key(row.get("kernel", "?")), []).append((row["M"], row["N"], frac))
         if series:
-            return series, ceiling or 0.0, [source]
+            return series, [source], failed
     if m.baseline is None:
-        return {}, 0.0, []
+        return {}, [], []
     b = m.baseline.data
     ceiling = b["copy_peak_GBs"]
     for key, kernel in (("naive_torch", "naive"), ("torch", "torch"), ("compile", "compile"),
-                        ("triton_row", "triton"), ("triton_persist", "persistent"), ("triton_online", "online")):
+                        ("triton_row", "solution"), ("triton_persist", "persistent"), ("triton_online", "online")):
         for r in b.get("softmax", []):
             if r.get(key) is not None:
                 series.setdefault(kernel, []).append((r["M"], r["N"], r[key] / ceiling))
-    return series, ceiling, [m.baseline]
+    failed = [{"kernel": "persistent", "M": r["M"], "N": r["N"], "error": r["triton_persist_exc"]}
+              for r in b.get("softmax", []) if r.get("triton_persist_exc")]
+    return series, [m.baseline], failed
 
 
-def _two_sweeps(ax_n, ax_m, series: dict, kernels: tuple[str, ...]) -> None:
+def _two_sweeps(ax_n, ax_m, series: dict, kernels: tuple[tuple[str, str, str], ...], source: Source) -> None:
     """Left: fraction vs N at the most common M. Right: fraction vs M at the most common N."""
     all_rows = [(mm, nn) for pts in series.values() for mm, nn, _ in pts]
     if not all_rows:
         return
     common_m = max(set(r[0] for r in all_rows), key=lambda v: sum(1 for r in all_rows if r[0] == v))
     common_n = max(set(r[1] for r in all_rows), key=lambda v: sum(1 for r in all_rows if r[1] == v))
-    for kernel in kernels:
+    figure = ax_n.figure.get_label() or "softmax"
+    spec = _spec(source) if isinstance(source.data, dict) and "meta" in source.data else None
+    ceiling = _ceiling(source, None)
+    spec_fraction = spec / ceiling if spec and ceiling else None
+    for kernel, label, colour in kernels:
         pts = series.get(kernel, [])
         by_n = sorted((nn, f) for mm, nn, f in pts if mm == common_m)
         by_m = sorted((mm, f) for mm, nn, f in pts if nn == common_n)
-        style = dict(color=COLOURS.get(kernel), label=LABELS.get(kernel, kernel), marker="o", ms=4)
-        figure = ax_n.figure.get_label() or "softmax"
-        if by_n:
-            _draw_bandwidth(ax_n, figure, f"{kernel}, M = {common_m}", "fraction", [(n, f, {"M": common_m, "N": n}) for n, f in by_n],
-                            1.0, scale=100, **style)
-        if by_m:
-            _draw_bandwidth(ax_m, figure, f"{kernel}, N = {common_n}", "fraction", [(mm, f, {"M": mm, "N": common_n}) for mm, f in by_m],
-                            1.0, scale=100, **style)
+        style = dict(color=colour, label=label, marker="o", ms=4)
+        _draw_bandwidth(ax_n, figure, f"{kernel}, M = {common_m}", source.path.name,
+                        [(n, f, {"M": common_m, "N": n}) for n, f in by_n], 1.0, scale=100, spec=spec_fraction, **style)
+        _draw_bandwidth(ax_m, figure, f"{kernel}, N = {common_n}", source.path.name,
+                        [(mm, f, {"M": mm, "N": common_n}) for mm, f in by_m], 1.0, scale=100, spec=spec_fraction,
+                        **style)
     for ax, what, fixed in ((ax_n, "N (row length)", f"M = {common_m} rows"),
                             (ax_m, "M (number of rows)", f"N = {common_n}")):
         ax.set_xscale("log", base=2)
@@ -461,59 +516,36 @@ def _two_sweeps(ax_n, ax_m, series: dict, kernels: tuple[str, ...]) -> None:
 
 
 def plot_softmax_comparison(m: Measurements, out: Path, written: dict) -> None:
-    series, _ceiling_gbps, sources = _softmax_series(m)
+    series, sources, _failed = _softmax_series(m)
     fig, (ax_n, ax_m) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
-    kernels = tuple(k for k in ("naive", "torch", "compile", "triton", "solution") if k in series)
+    kernels = tuple((k, LABELS[k], COLOURS[k]) for k in ("naive", "torch", "compile") if k in series)
+    kernels += (("solution", "Triton, one row per program (exercise 3)", COLOURS["solution"]),)
     fig.set_label("softmax_comparison.svg")
-    _two_sweeps(ax_n, ax_m, series, kernels)
+    if sources:
+        _two_sweeps(ax_n, ax_m, series, kernels, sources[0])
     _legend_outside(ax_m)
     fig.suptitle("Softmax, fp32: naive vs torch vs torch.compile vs a fused Triton kernel")
     _save(fig, out, "softmax_comparison.svg", sources, written)
 
 
 def plot_softmax_variants(m: Measurements, out: Path, written: dict) -> None:
-    """One-row-per-program vs persistent vs online, from exercises 3-5's files or the baseline."""
-    series: dict[str, list[tuple[int, int, float]]] = {}
-    sources: list[Source] = []
-    for number, kernel in ((3, "triton"), (4, "persistent"), (5, "online")):
-        source = m.exercises.get(number)
-        if source is None:
-            continue
-        ceiling = _ceiling(source, None)
-        # Exercise 5 credits 3MN bytes; this plot compares all three by exercise 3's 2MN
-        # (`fraction_2pass`), and only at the M = 4096 sweep the others share.
-        pts = [(r["M"], r["N"], f) for r in source.data["rows"]
-               if _kernel_key(r.get("kernel", "")) == "solution" and "M" in r and "N" in r
-               and r.get("dtype", "fp32") == "fp32"
-               and (number != 5 or r["M"] == 4096)
-               and (f := ((r.get("fraction_2pass") if number == 5 else None) or _fraction(r, ceiling))) is not None]
-        if pts:
-            series[kernel] = pts
-            sources.append(source)
-    failures: list[tuple[int, int, str]] = []
-    if len(series) < 3 and m.baseline is not None:
-        base, _c, base_sources = _softmax_series(Measurements(baseline=m.baseline))
-        for kernel in ("triton", "persistent", "online"):
-            if kernel not in series and kernel in base:
-                series[kernel] = base[kernel]
-                sources = sources + [s for s in base_sources if s not in sources]
-                if kernel == "persistent":
-                    # The baseline records shapes where the persistent kernel did not compile.
-                    failures = [(r["M"], r["N"], r["triton_persist_exc"])
-                                for r in m.baseline.data.get("softmax", []) if r.get("triton_persist_exc")]
+    """One row per program vs persistent vs online, from one file whose sweep timed all three in turns
+    (exercise 3's), or the baseline file alone."""
+    series, sources, failed = _softmax_series(m)
     fig, (ax_n, ax_m) = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
     fig.set_label("softmax_variants.svg")
-    _two_sweeps(ax_n, ax_m, series, ("triton", "persistent", "online"))
+    if sources:
+        _two_sweeps(ax_n, ax_m, series, SOFTMAX_SCHEDULES, sources[0])
     all_m = [mm for pts in series.values() for mm, _n, _f in pts]
     common_m = max(set(all_m), key=all_m.count) if all_m else None
-    for mm, nn, exc in failures:
-        if mm == common_m:
-            ax_n.plot([nn], [3], "x", color=COLOURS["persistent"], ms=9, mew=2)
-            ax_n.annotate("persistent: did not compile\n(" + exc.split("(")[0] + ", shared memory)",
-                          (nn, 3), xytext=(-8, 12), textcoords="offset points", ha="right", fontsize=7,
+    for row in failed:
+        if row.get("kernel") == "persistent" and row.get("M") == common_m:
+            ax_n.plot([row["N"]], [3], "x", color=COLOURS["persistent"], ms=9, mew=2)
+            ax_n.annotate("persistent: did not run\n(" + str(row["error"]).split(":")[0] + ")",
+                          (row["N"], 3), xytext=(-8, 12), textcoords="offset points", ha="right", fontsize=7,
                           color=COLOURS["persistent"])
     _legend_outside(ax_m)
-    fig.suptitle("Softmax, fp32: three Triton schedules for the same math")
+    fig.suptitle("Softmax, fp32: three Triton schedules for the same math, timed in turns")
     _save(fig, out, "softmax_variants.svg", sources, written)
 
 
@@ -589,93 +621,124 @@ def _attention_rows(m: Measurements) -> tuple[list[dict], list[Source]]:
 
 
 def plot_attention(m: Measurements, out: Path, written: dict) -> None:
+    """SDPA and the Triton forward per shape, TFLOP/s; one panel without the causal mask, one with it."""
     rows, sources = _attention_rows(m)
-    fig, ax = plt.subplots(figsize=(9, 4.2))
-    if rows:
-        labels = [r["label"] + ("\ncausal" if r["causal"] else "\nfull") for r in rows]
-        x = list(range(len(rows)))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    top = max((r["sdpa"] for r in rows), default=1) * 1.2
+    for ax, causal in zip(axes, (False, True)):
+        group = [r for r in rows if bool(r["causal"]) == causal]
+        x = list(range(len(group)))
         w = 0.38
-        ax.bar([i - w / 2 for i in x], [r["sdpa"] for r in rows], w, color=COLOURS["sdpa"],
+        ax.bar([i - w / 2 for i in x], [r["sdpa"] for r in group], w, color=COLOURS["sdpa"],
                label="torch scaled_dot_product_attention")
-        ax.bar([i + w / 2 for i in x], [r["triton"] for r in rows], w, color=COLOURS["triton"],
+        ax.bar([i + w / 2 for i in x], [r["triton"] for r in group], w, color=COLOURS["triton"],
                label="Triton FlashAttention-2 forward")
-        for i, r in enumerate(rows):
+        for i, r in enumerate(group):
             ax.annotate(f"{100 * r['triton'] / r['sdpa']:.0f}%", (i + w / 2, r["triton"]), xytext=(0, 2),
                         textcoords="offset points", ha="center", fontsize=7)
         ax.set_xticks(x)
-        ax.set_xticklabels(labels, fontsize=7)
-    ax.set_ylabel("TFLOP/s (higher is better)")
-    ax.grid(axis="x", visible=False)
-    _legend_outside(ax)
-    ax.set_ylim(0, max((r["sdpa"] for r in rows), default=1) * 1.2)
+        ax.set_xticklabels([r["label"] for r in group], fontsize=7)
+        ax.grid(axis="x", visible=False)
+        ax.set_ylim(0, top)
+        ax.set_title("causal" if causal else "not causal", fontsize=9)
+    axes[0].set_ylabel("TFLOP/s (higher is better)")
+    _legend_outside(axes[1])
     # Exercise 7's file labels bf16 bars and measures fp16 otherwise; the baseline file is all bf16.
     from_baseline = bool(sources) and sources[0] is m.attention
-    ax.set_title("Attention forward" + (", bf16" if from_baseline else ", fp16 unless marked")
-                 + ": Triton as a percentage of SDPA")
+    fig.suptitle("Attention forward" + (", bf16" if from_baseline else ", fp16 unless marked")
+                 + ": Triton as a percentage of SDPA", fontsize=10)
     _save(fig, out, "attention_vs_sdpa.svg", sources, written)
 
 
-def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
-    """Attainable FLOP/s = min(compute roof, intensity × bandwidth), with measured kernels placed on it."""
+#: The roofline file's rows: (kernel, label) in the order they are drawn.
+ROOFLINE_POINTS = (("vector_add", "vector add fp32\n1 FLOP / 12 B"),
+                   ("softmax", "softmax fp32\n≈5 FLOP / 8 B"),
+                   ("attention_solution", "attention prefill,\nexercise 7's solution"))
+
+
+def _roofline_points(m: Measurements) -> tuple[float, float | None, list[tuple[str, float, float, dict]], list[Source]]:
+    """(memory roof in GB/s, compute roof in TFLOP/s, [(label, FLOP per byte, FLOP/s, row)], sources), all from
+    one run: ``h200-roofline.json``, else the baseline file with the attention file of the same run."""
+    source = _extra(m, "roofline.json")
+    if source is not None:
+        rows = {r["kernel"]: r for r in source.data["rows"] if r.get("ms")}
+        compute = rows["attention_sdpa"]["tflops"] if "attention_sdpa" in rows else None
+        points = []
+        for kernel, label in ROOFLINE_POINTS:
+            if kernel in rows:
+                row = rows[kernel]
+                intensity = float(row["flops"]) / float(row["bytes"])
+                if kernel == "attention_solution":
+                    label = f"{label}\nS = {row['S']}: S/2 = {intensity:.0f} FLOP/B"
+                points.append((label, intensity, float(row["flops"]) / (float(row["ms"]) * 1e-3), row))
+        return _ceiling(source, None), compute, points, [source]
     if m.baseline is None:
-        fig, ax = plt.subplots(figsize=(7, 4.4))
-        ax.set_title("Roofline: no baseline measurement found")
+        return 0.0, None, [], []
+    b = m.baseline.data
+    # The better of a copy and an add, as the grader's ceiling: the baseline timed both.
+    roof = max(b["copy_peak_GBs"], b.get("vadd_triton_GBs") or 0.0, b.get("vadd_torch_GBs") or 0.0)
+    points = [("vector add fp32\n1 FLOP / 12 B", 1 / 12, b["vadd_triton_GBs"] * 1e9 / 12, {})] if b.get("vadd_triton_GBs") else []
+    soft = [r for r in b.get("softmax", []) if r["M"] == 4096 and r["N"] == 4096 and r.get("triton_row")]
+    if soft:
+        points.append(("softmax fp32\n≈5 FLOP / 8 B", 5 / 8, soft[0]["triton_row"] * 1e9 * 5 / 8, {}))
+    sources, compute = [m.baseline], None
+    if m.attention is not None and m.attention.run == m.baseline.run:
+        sources.append(m.attention)
+        compute = max(r["sdpa_TF"] for r in m.attention.data)
+        first = next((r for r in m.attention.data if not r.get("causal")), None)
+        if first is not None:
+            s = first["shape"][2]  # bf16, per head: 4·S²·D FLOP over Q, K, V, O = 4·S·D·2 bytes
+            points.append((f"attention prefill, bf16\nS = {s}: S/2 = {s // 2} FLOP/B", s / 2, first["triton_TF"] * 1e12, {}))
+    return roof, compute, points, sources
+
+
+def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
+    """Attainable FLOP/s = min(compute roof, intensity × bandwidth), with kernels measured in the same run
+    as both roofs: the memory roof is the run's ceiling, the better of a copy and an add (the grader's);
+    the compute roof the best attention the run measured (SDPA)."""
+    ceiling, compute, points, sources = _roofline_points(m)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    if not sources:
+        ax.set_title("Roofline: not measured yet (python -m tools.benchmarks roofline)")
         _save(fig, out, "roofline.svg", [], written)
         return
-    b = m.baseline.data
-    bw = b["copy_peak_GBs"] * 1e9
-    rows, att_sources = _attention_rows(m)
-    compute = max((r["sdpa"] for r in rows), default=None)
-    sources = [m.baseline] + att_sources
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    bw = ceiling * 1e9
     intensities = [2 ** (k / 4) for k in range(-16, 56)]
     roof = [min(i * bw, compute * 1e12) if compute else i * bw for i in intensities]
     ax.plot(intensities, [r / 1e12 for r in roof], color=COLOURS["copy"], lw=1.5)
-    ax.annotate(f"memory roof: {b['copy_peak_GBs']:.0f} GB/s × intensity", (4, 4 * bw / 1e12),
+    ax.annotate(f"memory roof: {ceiling:.0f} GB/s × intensity\n(the better of a copy and an add)", (4, 4 * bw / 1e12),
                 xytext=(-10, 10), textcoords="offset points", ha="right", fontsize=8)
     if compute:
-        ax.annotate(f"compute roof used here: best measured attention, {compute:.0f} TFLOP/s\n"
+        ax.annotate(f"compute roof used here: SDPA's attention, {compute:.0f} TFLOP/s\n"
                     "(a measured rate, not the datasheet peak)", (intensities[-1], compute), xytext=(0, 6),
                     textcoords="offset points", ha="right", va="bottom", fontsize=8)
         ridge = compute * 1e12 / bw
         ax.axvline(ridge, color="#888888", ls=":", lw=1)
         ax.annotate(f"ridge ≈ {ridge:.0f} FLOP/byte", (ridge, compute / 30), xytext=(4, 0),
                     textcoords="offset points", fontsize=8, color="#555555")
-    points = []
-    if b.get("vadd_triton_GBs"):
-        # fp32 vector add: one FLOP per element, 12 bytes per element.
-        points.append(("vector add fp32\n1 FLOP / 12 B", 1 / 12, b["vadd_triton_GBs"] * 1e9 / 12, COLOURS["triton"]))
-    soft = [r for r in b.get("softmax", []) if r["M"] == 4096 and r["N"] == 4096 and r.get("triton_row")]
-    if soft:
-        # fp32 softmax: about 5 FLOP per element (max, subtract, exp, add, divide) per 8 bytes.
-        points.append(("softmax fp32 (≈5 FLOP / 8 B)", 5 / 8, soft[0]["triton_row"] * 1e9 * 5 / 8, COLOURS["triton"]))
-    full = [r for r in rows if not r["causal"]]
-    if m.attention is not None and full:
-        first = m.attention.data[0]
-        _bb, _hh, s, d = first["shape"]
-        # Prefill attention, bf16, per head: 4·S²·D FLOP over Q, K, V, O = 4·S·D·2 bytes -> S/2 FLOP/byte.
-        points.append((f"attention prefill S={s}\n(S/2 = {s // 2} FLOP/B)", s / 2, first["triton_TF"] * 1e12,
-                       COLOURS["triton"]))
-        # Decode: one query against the K/V cache: 4·S·D FLOP over 2·S·D·2 bytes -> 1 FLOP/byte.
-        points.append(("attention decode\n(≈1 FLOP/B: at most the roof)", 1.0, bw * 1.0, "#d62728"))
-    for label, x, y, colour in points:
-        hollow = "decode" in label
-        ax.plot([x], [y / 1e12], "o", color=colour, mfc="white" if hollow else colour, ms=7)
-        if hollow:  # above and to the left, clear of the softmax point just below it
-            ax.annotate(label, (x, y / 1e12), xytext=(-8, 6), textcoords="offset points", fontsize=7,
-                        ha="right", va="bottom")
-            continue
-        right = x < 1000  # labels of points near the right edge go to their left
-        ax.annotate(label, (x, y / 1e12), xytext=(6 if right else -6, -10), textcoords="offset points",
+    for label, intensity, achieved, _row in points:
+        attainable = min(intensity * bw, compute * 1e12) if compute else intensity * bw
+        PLOTTED.append({"figure": "roofline.svg", "series": label.split("\n")[0], "file": sources[0].path.name,
+                        "x": intensity, "value": achieved, "ceiling": attainable, "spec": None, "shape": {}})
+        ax.plot([intensity], [achieved / 1e12], "o", color=COLOURS["triton"], ms=7)
+        right = intensity < 1000  # labels of points near the right edge go to their left
+        ax.annotate(label, (intensity, achieved / 1e12), xytext=(6 if right else -6, -10), textcoords="offset points",
                     fontsize=7, ha="left" if right else "right", va="top")
+    # Decode: one query against the K/V cache, 4·S·D FLOP over 2·S·D·2 bytes: about 1 FLOP/byte, so at most
+    # the memory roof there. A model point, drawn hollow on the roof, not a measurement.
+    ax.plot([1.0], [bw / 1e12], "o", color="#d62728", mfc="white", ms=7)
+    ax.annotate("attention decode (≈1 FLOP/B):\nat most the roof, not measured here", (1.0, bw / 1e12), xytext=(-8, 6),
+                textcoords="offset points", fontsize=7, ha="right", va="bottom")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     if compute:
         ax.set_ylim(0.1, compute * 6)
+    ax.set_xlim(2 ** -7, 2 ** 14)
+    ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=16))
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.set_xlabel("arithmetic intensity (FLOP per byte of HBM traffic)")
     ax.set_ylabel("attainable TFLOP/s")
-    ax.set_title("Roofline of the measured H200: where each kernel sits")
+    ax.set_title(f"Roofline of the measured {sources[0].gpu.replace('NVIDIA ', '')}: where each kernel sits", fontsize=10)
     _save(fig, out, "roofline.svg", sources, written)
 
 
@@ -730,51 +793,69 @@ def plot_cross_entropy_memory(m: Measurements, out: Path, written: dict) -> None
     _save(fig, out, "cross_entropy_memory.svg", [source], written)
 
 
+def _is_peer(kernel: str) -> bool:
+    """A contender the exercise page compares (the solution, PyTorch, torch.compile, other libraries), not a
+    tuning variant of one (``variant_*``, ``per_lane_*``, ``solution BLOCK=512``) or a repeat (``*_again``):
+    those belong to the sweep figures and lab notes."""
+    return not (kernel.startswith(("variant", "per_lane")) or "=" in kernel or kernel.endswith("_again"))
+
+
+def _panels(rows: list[dict]) -> list[tuple[str, dict]]:
+    """(title, fixed shape keys) of each shape family of the solution's rows with two sizes or more, per dtype."""
+    panels = []
+    for dtype in dict.fromkeys(str(r.get("dtype", "")) for r in rows):
+        solution = [r for r in rows if str(r.get("dtype", "")) == dtype and _kernel_key(r.get("kernel", "")) == "solution"]
+        for family, members in _families(solution or [r for r in rows if str(r.get("dtype", "")) == dtype], SHAPE_KEYS):
+            keys = [k for k in SHAPE_KEYS if any(k in r for r in members)]
+            fixed = {k: members[0].get(k) for k in keys if len({r.get(k) for r in members}) == 1}
+            if len(members) >= 2:
+                panels.append((", ".join(filter(None, [family, dtype])), {**fixed, "dtype": dtype}))
+    return panels
+
+
 def plot_exercise(number: int, source: Source, out: Path, written: dict) -> None:
-    """Generic: GB/s against bytes moved, one line per kernel, with the file's ceiling."""
-    fig, ax = plt.subplots(figsize=(7, 4))
-    by_kernel: dict[tuple[str, str], list[dict]] = {}
-    rows = source.data["rows"]
-    several_dtypes = len({str(r.get("dtype")) for r in rows}) > 1
-    for r in rows:
-        if isinstance(r, dict) and _rows_bytes(r) and r.get("gbps"):
-            dtype = str(r.get("dtype")) if several_dtypes else ""
-            by_kernel.setdefault((str(r.get("kernel", "?")), dtype), []).append(r)
-    ceiling = _ceiling(source, None)
+    """Generic: GB/s against bytes moved, one panel per shape family (and dtype), one line per contender,
+    with the file's ceiling and spec peak."""
+    rows = [r for r in source.data["rows"] if isinstance(r, dict) and _rows_bytes(r) and r.get("gbps")
+            and _is_peer(str(r.get("kernel", "?")))]
+    panels = _panels(rows) or [("", {})]
     name = f"ex{number:02d}_bandwidth.svg"
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1.5, 3.8), sharey=True, squeeze=False)
+    ceiling, spec = _ceiling(source, None), _spec(source)
+    kernels = list(dict.fromkeys(str(r.get("kernel")) for r in rows))
+    kernels.sort(key=lambda k: _kernel_key(k) != "solution")
     markers = "osD^v<>"
-    # The solution first and thick, the others dashed on top: equal results stay visible.
-    order = sorted(by_kernel, key=lambda k: (_kernel_key(k[0]) != "solution", k))
-    for i, (kernel, dtype) in enumerate(order):
-        key = _kernel_key(kernel)
-        solution = key == "solution"
-        families = _families(by_kernel[(kernel, dtype)], SHAPE_KEYS)
-        for j, (family, members) in enumerate(families):
-            label = LABELS.get(key, kernel) + (f", {dtype}" if dtype else "") + (f" ({family})" if family and len(families) > 1 else "")
+    for ax, (title, fixed) in zip(axes[0], panels):
+        for i, kernel in enumerate(kernels):
+            key = _kernel_key(kernel)
+            solution = key == "solution"
+            members = [r for r in rows if str(r.get("kernel")) == kernel
+                       and all(str(r.get(k, "")) == str(v) for k, v in fixed.items())]
             points = [(_rows_bytes(r), float(r["gbps"]), {k: r.get(k) for k in SHAPE_KEYS if k in r}) for r in members]
-            _draw_bandwidth(ax, name, label, source.path.name, points, ceiling,
-                            marker=markers[(i + j) % len(markers)], ms=6 if solution else 4,
-                            lw=3 if solution else 1.2, ls="-" if solution else "--",
-                            alpha=0.6 if solution else 1.0,
-                            color=None if several_dtypes or len(families) > 1 else COLOURS.get(key), label=label)
-    meta = source.data["meta"]
-    if meta.get("ceiling_gbps"):
-        parts = [f"{name} {float(meta[k]):.0f}" for name, k in (("copy", "copy_gbps"), ("add", "add_gbps"))
-                 if meta.get(k)]
-        detail = f" (better of {' and '.join(parts)})" if len(parts) == 2 else ""
-        ax.axhline(float(meta["ceiling_gbps"]), color=COLOURS["copy"], ls="--", lw=1,
-                   label=f"measured ceiling {float(meta['ceiling_gbps']):.0f} GB/s{detail}")
-    if meta.get("spec_gbps"):
-        ax.axhline(float(meta["spec_gbps"]), color="#b22222", ls=":", lw=1,
-                   label=f"spec peak {float(meta['spec_gbps']):.0f} GB/s")
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_bytes_label))
-    ax.set_xlabel("bytes moved per call (the exercise's minimum byte count)")
-    ax.set_ylabel("achieved GB/s")
-    ax.set_ylim(bottom=0)
-    _legend_outside(ax, fontsize=7)
-    ax.set_title(f"Exercise {number}: achieved bandwidth on {source.gpu}")
-    _save(fig, out, f"ex{number:02d}_bandwidth.svg", [source], written)
+            label = f"exercise {number}'s solution" if solution else LABELS.get(key, kernel)
+            _draw_bandwidth(ax, name, f"{kernel} {title}", source.path.name, points, ceiling, spec=spec,
+                            marker=markers[i % len(markers)], ms=6 if solution else 4, lw=2.5 if solution else 1.2,
+                            ls="-" if solution else "--", alpha=0.7 if solution else 1.0,
+                            color=COLOURS.get(key, f"C{i}"), label=label)
+        _ceiling_lines(ax, ceiling, spec if ax is axes[0][0] else None)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=4))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_bytes_label))
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+        ax.set_xlabel("bytes moved per call")
+        ax.set_ylim(0, (spec or ceiling or 1) * 1.12)
+        ax.set_title(title, fontsize=9)
+    axes[0][0].set_ylabel("achieved GB/s\n(the exercise's minimum bytes / time)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.suptitle(f"Exercise {number}: achieved bandwidth on {source.gpu}", fontsize=10)
+    fig.tight_layout()
+    fig.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 0.9))
+    _save(fig, out, name, [source], written)
 
 
 #: Exercise 9's contenders, in the legend's order.
@@ -963,7 +1044,8 @@ DECODE_KERNELS = (  # (row kernel, label, colour) in the order of the bars
 
 
 def plot_decode_targets(m: Measurements, out: Path, written: dict) -> None:
-    """Exercise 8 at the three target shapes: each kernel's fraction of the ceiling, timed in turns."""
+    """Exercise 8 at the three target shapes, one panel each: every kernel's fraction of the ceiling, timed
+    in turns, named on its own bar (no legend to match colours against)."""
     source = m.exercises.get(8)
     if source is None:
         return
@@ -972,55 +1054,67 @@ def plot_decode_targets(m: Measurements, out: Path, written: dict) -> None:
     shapes = sorted({(r["B"], r["S_k"]) for r in rows})
     if not shapes:
         return
-    fig, ax = plt.subplots(figsize=(8.5, 4.2))
-    width = 0.8 / len(DECODE_KERNELS)
-    for i, (kernel, label, colour) in enumerate(DECODE_KERNELS):
-        xs, ys = [], []
-        for j, shape in enumerate(shapes):
+    fig, axes = plt.subplots(1, len(shapes), figsize=(3.2 * len(shapes) + 2.6, 4.0), sharey=True, squeeze=False)
+    names = [label for _kernel, label, _colour in DECODE_KERNELS]
+    for ax, shape in zip(axes[0], shapes):
+        for i, (kernel, _label, colour) in enumerate(DECODE_KERNELS):
             found = [r for r in rows if r["kernel"] == kernel and (r["B"], r["S_k"]) == shape]
             if found:
-                xs.append(j - 0.4 + (i + 0.5) * width)
-                ys.append(100 * found[0]["fraction"])
-        if xs:
-            ax.bar(xs, ys, width, color=colour, label=label)
-    ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1, label="measured ceiling")
-    ax.set_xticks(range(len(shapes)))
-    ax.set_xticklabels([f"B {b}, S_k {s}" for b, s in shapes])
-    ax.set_ylabel("% of the measured ceiling\n(minimum bytes / time)")
-    ax.set_ylim(0, 110)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("Decode attention, H_q 32, H_kv 8, D 128, bf16: a paged cache against its peers", fontsize=10)
+                value = float(found[0]["fraction"])
+                PLOTTED.append({"figure": "decode_targets.svg", "series": f"{kernel}, B {shape[0]}, S_k {shape[1]}",
+                                "file": source.path.name, "x": i,
+                                "value": value, "ceiling": 1.0, "spec": None, "shape": {"B": shape[0], "S_k": shape[1]}})
+                ax.barh(i, 100 * value, color=colour)
+                ax.annotate(f"{100 * value:.0f}%", (100 * value, i), xytext=(2, 0), textcoords="offset points",
+                            va="center", fontsize=7)
+        ax.axvline(100, color=COLOURS["copy"], ls="--", lw=1)
+        ax.set_xlim(0, 125)
+        ax.set_xticks([0, 25, 50, 75, 100])
+        ax.set_title(f"B {shape[0]}, S_k {shape[1]}", fontsize=9)
+        ax.set_xlabel("% of the measured ceiling")
+        ax.grid(axis="y", visible=False)
+    axes[0][0].set_yticks(range(len(names)))
+    axes[0][0].set_yticklabels(names, fontsize=8)
+    axes[0][0].set_ylim(len(names) - 0.5, -0.5)
+    fig.suptitle("Decode attention, H_q 32, H_kv 8, D 128, bf16: a paged cache against its peers\n"
+                 "(minimum bytes / time; the dashed line is the measured ceiling)", fontsize=10)
     _save(fig, out, "decode_targets.svg", [source], written)
 
 
 def plot_decode_sweep(m: Measurements, out: Path, written: dict) -> None:
-    """The solution (and FlashInfer, dashed) over S_k, one line per batch size."""
+    """Over S_k, one line per batch size: the solution on the left, FlashInfer on the right."""
     source = m.exercises.get(8)
     if source is None:
         return
     rows = [r for r in source.data["rows"] if r.get("sweep") and r.get("fraction") is not None]
     if not rows:
         return
-    fig, ax = plt.subplots(figsize=(8.5, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0), sharey=True)
     colours = plt.get_cmap("viridis")
     batches = sorted({r["B"] for r in rows})
-    for i, B in enumerate(batches):
-        colour = colours(i / max(1, len(batches) - 1))
-        for kernel, style, label in (("solution", "-", f"B {B}, solution"), ("flashinfer", ":", f"B {B}, FlashInfer")):
+    for ax, (kernel, title) in zip(axes, (("solution", "exercise 8's solution"), ("flashinfer", "FlashInfer"))):
+        for i, B in enumerate(batches):
             pts = [(r["S_k"], r["fraction"], {"B": B, "S_k": r["S_k"]})
                    for r in rows if r["B"] == B and r["kernel"] == kernel]
-            if pts:
-                _draw_bandwidth(ax, "decode_sweep.svg", label, source.path.name, pts, 1.0, scale=100, ls=style,
-                                marker="o" if kernel == "solution" else None, ms=4, color=colour, label=label)
-    ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1)
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
-    ax.set_xlabel("S_k, cached tokens per sequence (pages of 16)")
-    ax.set_ylabel("% of the measured ceiling")
-    ax.set_ylim(0, 110)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1)
-    ax.set_title("Decode attention, H_q 32, H_kv 8, D 128, bf16: one line per batch size", fontsize=10)
+            _draw_bandwidth(ax, "decode_sweep.svg", f"B {B}, {kernel}", source.path.name, pts, 1.0, scale=100,
+                            marker="o", ms=4, color=colours(i / max(1, len(batches) - 1)), label=f"B = {B}")
+        ax.axhline(100, color=COLOURS["copy"], ls="--", lw=1)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_xlabel("S_k, cached tokens per sequence (pages of 16)")
+        ax.set_ylim(0, 110)
+        ax.set_title(title, fontsize=9)
+    axes[0].set_ylabel("% of the measured ceiling")
+    _legend_outside(axes[1], fontsize=7)
+    fig.suptitle("Decode attention, H_q 32, H_kv 8, D 128, bf16: one line per batch size", fontsize=10)
     _save(fig, out, "decode_sweep.svg", [source], written)
+
+
+#: One decode step's operators, as the legend groups them (the four small elementwise ones share an entry).
+DECODE_STEP_GROUPS = (("attention", ("attention",)), ("QKV projection", ("qkv_projection",)),
+                      ("output projection", ("output_projection",)), ("gate + up projection", ("gate_up_projection",)),
+                      ("down projection", ("down_projection",)),
+                      ("elementwise: RMSNorm, SiLU·mul, residual adds", ("rmsnorm", "silu_mul", "residual_add")))
 
 
 def plot_decode_step(m: Measurements, out: Path, written: dict) -> None:
@@ -1032,19 +1126,15 @@ def plot_decode_step(m: Measurements, out: Path, written: dict) -> None:
     shapes = sorted({(r["B"], r["S_k"]) for r in rows})
     if not shapes:
         return
-    names = list(dict.fromkeys(r["op"] for r in rows))
     fig, ax = plt.subplots(figsize=(8.5, 0.55 * len(shapes) + 1.6))
     colours = plt.get_cmap("tab10")
     for j, shape in enumerate(shapes):
         left = 0.0
-        for i, name in enumerate(names):
-            found = [r for r in rows if (r["B"], r["S_k"]) == shape and r["op"] == name]
-            if not found:
-                continue
-            share = 100 * found[0]["share"]
-            colour = "#d62728" if "attention" in name else colours(i % 10)
-            ax.barh(j, share, left=left, color=colour, label=name.replace("_", " ") if j == 0 else None)
-            if "attention" in name:
+        for i, (group, ops) in enumerate(DECODE_STEP_GROUPS):
+            share = 100 * sum(r["share"] for r in rows if (r["B"], r["S_k"]) == shape and r["op"] in ops)
+            colour = "#d62728" if group == "attention" else colours(i % 10)
+            ax.barh(j, share, left=left, color=colour, label=group if j == 0 else None)
+            if group == "attention":
                 ax.annotate(f"{share:.0f}%", (left + share / 2, j), ha="center", va="center", fontsize=7,
                             color="white")
             left += share
@@ -1055,6 +1145,68 @@ def plot_decode_step(m: Measurements, out: Path, written: dict) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("One decode step of a Llama-3-8B-shaped layer: attention against the weight reads", fontsize=10)
     _save(fig, out, "decode_step.svg", [source], written)
+
+
+#: The zeros_like probe's variants: (kernel, label, colour).
+ZEROS_LIKE = (("empty_like", "out = torch.empty_like(x): one launch", COLOURS["solution"]),
+              ("zeros_like", "out = torch.zeros_like(x): a fill, then the add", "#d62728"))
+
+
+def plot_zeros_like(m: Measurements, out: Path, written: dict) -> None:
+    """Chapter 2: exercise 1's add with its output from empty_like or zeros_like. Left, the time per call
+    (do_bench's wall time, and the GPU's time as a node of a CUDA graph); right, zeros_like's time over
+    empty_like's, against the ratio of the bytes each moves (4/3)."""
+    source = _extra(m, "zeros-like.json")
+    if source is None:
+        return
+    rows = [r for r in source.data["rows"] if r.get("ms")]
+    if not all(any(r["kernel"] == kernel for r in rows) for kernel, _label, _colour in ZEROS_LIKE):
+        return
+    # The bound for the bytes a call moved is the spec peak, not the copy-or-add ceiling: the fill is a
+    # stream of writes alone, which the H200 moved faster than a copy or an add (the zeros_like rows at
+    # 2^27: 16n bytes in less time than the ceiling allows, h200-zeros-like.json, 2026-12-03).
+    spec = _spec(source)
+    ceiling = spec or _ceiling(source, None)
+    fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(10, 4))
+    for kernel, label, colour in ZEROS_LIKE:
+        series = sorted((r["n"], r) for r in rows if r["kernel"] == kernel)
+        ns = [n for n, _r in series]
+        ax_t.plot(ns, [1000 * r["ms"] for _n, r in series], marker="o", ms=4, color=colour, label=f"{label}, wall")
+        graphed = [(n, r) for n, r in series if r.get("graph_ms")]
+        ax_t.plot([n for n, _r in graphed], [1000 * r["graph_ms"] for _n, r in graphed], marker="s", ms=3, ls="--",
+                  color=colour, label=f"{label}, in a CUDA graph")
+        for clock in ("ms", "graph_ms"):  # the bytes each call moved over its time: never above the ceiling
+            for n, r in series:
+                if r.get(clock) and r.get("bytes_moved"):
+                    PLOTTED.append({"figure": "zeros_like.svg", "series": f"{kernel}, {clock}", "file": source.path.name,
+                                    "x": n, "value": r["bytes_moved"] / (r[clock] * 1e6), "ceiling": ceiling,
+                                    "spec": spec, "shape": {"n": n}})
+    empty = {r["n"]: r for r in rows if r["kernel"] == "empty_like"}
+    zeros = sorted((r["n"], r) for r in rows if r["kernel"] == "zeros_like" and r["n"] in empty)
+    ns = [n for n, _r in zeros]
+    ax_r.plot(ns, [r["ms"] / empty[n]["ms"] for n, r in zeros], marker="o", ms=4, color="#d62728")
+    graphed = [(n, r) for n, r in zeros if r.get("graph_ms") and empty[n].get("graph_ms")]
+    ax_r.plot([n for n, _r in graphed], [r["graph_ms"] / empty[n]["graph_ms"] for n, r in graphed], marker="s", ms=3,
+              ls="--", color="#d62728")
+    ax_r.axhline(4 / 3, color=COLOURS["copy"], ls=":", lw=1)
+    ax_r.annotate("bytes moved: 16 n against 12 n (4/3)", (0.99, 4 / 3), xycoords=("axes fraction", "data"),
+                  xytext=(0, -10), textcoords="offset points", ha="right", fontsize=7)
+    ax_r.set_ylim(0.8, max([2.2] + [r["ms"] / empty[n]["ms"] + 0.2 for n, r in zeros]))
+    ax_r.set_ylabel("zeros_like's time / empty_like's")
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("µs per call")
+    for ax in (ax_t, ax_r):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(base=16))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"2^{math.log2(v):.0f}"))
+        ax.set_xlabel("n, fp32 elements per vector")
+    ax_t.set_title("time per call", fontsize=9)
+    ax_r.set_title("what the fill adds (solid: wall time; dashed: in a CUDA graph)", fontsize=9)
+    fig.tight_layout()
+    fig.legend(*ax_t.get_legend_handles_labels(), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 0.9))
+    fig.suptitle("Exercise 1's add, output from empty_like or zeros_like: a second launch, then a third more bytes",
+                 fontsize=10)
+    _save(fig, out, "zeros_like.svg", [source], written)
 
 
 def write_sources(out: Path, written: dict[str, list[str]]) -> None:
@@ -1096,6 +1248,7 @@ def main(argv: list[str] | None = None) -> int:
     plot_decode_sweep(measurements, args.out, written)
     plot_decode_step(measurements, args.out, written)
     plot_cross_entropy_memory(measurements, args.out, written)
+    plot_zeros_like(measurements, args.out, written)
     for number, source in sorted(measurements.exercises.items()):
         if number in DEDICATED:
             continue

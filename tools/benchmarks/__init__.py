@@ -22,11 +22,15 @@ from grader import perf
 
 
 def meta() -> dict:
+    """Where and when: the GPU, its driver, the versions, the measured ceiling, and ``run``, the UTC time
+    the header was made. One driver call writes every file with one header, so files whose ``run``
+    agree were measured in one process, one after the other (a plot that compares them may)."""
     import triton
 
     info = perf.gpu_info()
     ceiling, _ = perf.measure_ceiling()
     return {
+        "run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "gpu": info.name,
         "driver": info.driver,
         "torch": torch.__version__,

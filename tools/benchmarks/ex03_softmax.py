@@ -14,8 +14,9 @@ measured ceiling. Rows (``rows`` of the JSON; ``dtype`` is ``fp32`` or ``bf16``)
   limit of one block):
 
   - ``solution``: solutions/ex03_softmax.py, with the registers and spills of its compiled kernel;
-  - ``torch``: ``torch.softmax``; ``naive``: five PyTorch kernels (fp32); ``online``: exercise 5's
-    solution (fp32);
+  - ``torch``: ``torch.softmax``; ``naive``: five PyTorch kernels (fp32); ``persistent``: exercise
+    4's solution (fp32); ``online``: exercise 5's solution (fp32): the three Triton schedules of
+    chapters 4-6 in the same turns, so one run compares them;
   - ``compile``: ``torch.compile(dynamic=False)``, compiled for each shape;
   - ``variant_compile_dynamic``: ``torch.compile(dynamic=True)``, one function for every shape;
   - ``variant_compile_shared_default``: ``torch.compile`` with its defaults, one function called on
@@ -31,7 +32,7 @@ measured ceiling. Rows (``rows`` of the JSON; ``dtype`` is ``fp32`` or ``bf16``)
   - ``variant_streaming`` (fp32, N = 4096 and 32768): the solution's kernel with streaming cache
     hints (loads ``evict_first``, stores ``.cs``);
 
-* N = 4096, M = 32, 256, 1024, 16384 (fp32): naive, torch, solution, online, compile.
+* N = 4096, M = 32, 256, 1024, 16384 (fp32): naive, torch, solution, persistent, online, compile.
 
 Other sections of the JSON:
 
@@ -71,7 +72,7 @@ from grader import perf
 from grader.exercises.ex03_softmax.spec import minimum_bytes
 from tools import benchmarks
 from tools.benchmarks import inductor_capture as capture
-from tools.benchmarks.softmax_sweep import eager_softmax, naive_softmax, online_kernel
+from tools.benchmarks.softmax_sweep import eager_softmax, naive_softmax, online_kernel, persistent_kernel
 
 M = 4096
 #: Row lengths at M = 4096, in the order they are first called (the default compile recompiles with
@@ -328,6 +329,7 @@ class Sweep:
 
         self.solution = softmax
         self.online = online_kernel()
+        self.persistent = persistent_kernel()
         self.with_compile = with_compile
         self.diagnostics = diagnostics
         #: CUDA-graph replays of the peers at M (``variant_graph_*`` rows); a CUDA device is needed.
@@ -390,6 +392,8 @@ class Sweep:
         kernels["torch"] = (eager_softmax, {})
         chosen = num_warps_for(triton.next_power_of_2(n))
         kernels["solution"] = (self.solution, {"num_warps": chosen})
+        if dtype == "fp32" and self.persistent is not None:
+            kernels["persistent"] = (self.persistent, {})
         if dtype == "fp32" and self.online is not None:
             kernels["online"] = (self.online, {})
         if self.with_compile:

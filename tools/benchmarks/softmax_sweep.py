@@ -1,10 +1,12 @@
 """The softmax sweep shared by the benchmarks of exercise 4 (and 5's hook), and the PyTorch peers.
 
 Shapes, fp32: M = 4096 rows with N = 256 ... 32768 columns, and N = 4096 columns with M = 32 ...
-16384 rows. Every kernel is checked against ``torch.softmax`` before it is timed; a kernel that
-fails or cannot run at a shape gets a row with its error instead of a time (the failure is a
-finding too). Exercise 3's benchmark (`tools.benchmarks.ex03_softmax`) has a sweep of its own:
-two dtypes, kernels timed in turns, and three ways of calling torch.compile.
+16384 rows. Every kernel is checked against ``torch.softmax`` before it is timed, then the kernels
+of one shape are timed in turns (two rounds: the card's state drifts, and kernels compared on one
+plot should see the same states); a kernel that fails or cannot run at a shape gets a row with its
+error instead of a time (the failure is a finding too). Exercise 3's benchmark
+(`tools.benchmarks.ex03_softmax`) has a sweep of its own: two dtypes, exercises 3, 4 and 5 in the
+same turns, and three ways of calling torch.compile.
 
 Byte model: ``2 * M * N * 4`` bytes (one read, one write), the minimum for softmax, so a kernel
 that reads a row twice (the online softmax, a looped reduction) shows it as a lower fraction.
@@ -23,7 +25,8 @@ from typing import Callable
 import torch
 
 from grader.exercises.ex03_softmax.spec import minimum_bytes
-from tools.benchmarks import failed_row, time_row
+from grader import perf
+from tools.benchmarks import ceiling_gbps, time_rows_in_turns
 
 #: Row lengths at M = 4096.
 N_SWEEP = (256, 1024, 2048, 4096, 8192, 16384, 32768)
@@ -68,23 +71,52 @@ def online_kernel() -> Kernel | None:
     return softmax_online
 
 
-def timed(name: str, fn: Kernel, x: torch.Tensor, want: torch.Tensor, **shape) -> dict:
-    """One row: check ``fn(x)`` against ``want``, then time it; or a row with the error."""
+def checked(name: str, fn: Kernel, x: torch.Tensor, want: torch.Tensor) -> str | None:
+    """None when ``fn(x)`` matches ``want``, else what went wrong (a wrong answer or the exception)."""
     try:
         out = fn(x)
         torch.cuda.synchronize()
-        if not (isinstance(out, torch.Tensor) and out.shape == want.shape
-                and bool(torch.allclose(out, want, rtol=1e-4, atol=1e-6))):
-            worst = (out - want).abs().max().item() if isinstance(out, torch.Tensor) and out.shape == want.shape else None
-            raise AssertionError(f"wrong answer (max abs error {worst})")
-        return time_row(name, lambda: fn(x), minimum_bytes(x.shape[0], x.shape[1], x.element_size()), **shape)
+        if isinstance(out, torch.Tensor) and out.shape == want.shape and bool(torch.allclose(out, want, rtol=1e-4, atol=1e-6)):
+            return None
+        worst = (out - want).abs().max().item() if isinstance(out, torch.Tensor) and out.shape == want.shape else None
+        return f"AssertionError: wrong answer (max abs error {worst})"
     except Exception as exc:  # one kernel failing at one shape must not lose the rest of the sweep
-        return failed_row(name, exc, **shape)
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def persistent_kernel() -> Kernel | None:
+    """Exercise 4's ``softmax_persistent`` when its solution exists, else None."""
+    try:
+        from solutions.ex04_softmax_persistent import softmax_persistent
+    except ImportError:
+        return None
+    return softmax_persistent
+
+
+def timed_in_turns(kernels: list[tuple[str, Kernel, dict]], x: torch.Tensor, want: torch.Tensor, **shape) -> list[dict]:
+    """One row per kernel at one shape: each checked against ``want``, then all timed in turns (two rounds,
+    `time_rows_in_turns`: kernels compared on one plot see the same states of the card); a kernel that
+    fails gets a row with its error."""
+    rows, ready, keys = [], {}, {}
+    for name, fn, more in kernels:
+        error = checked(name, fn, x, want)
+        if error:
+            rows.append({"kernel": name, **shape, **more, "ms": None, "error": error})
+        else:
+            ready[name], keys[name] = (lambda fn=fn: fn(x)), more
+    nbytes = minimum_bytes(x.shape[0], x.shape[1], x.element_size())
+    ceiling = ceiling_gbps()
+    for name, row in time_rows_in_turns(ready, rounds=2, **shape).items():
+        achieved = perf.gbps(nbytes, row["ms"])
+        rows.append({**row, **keys[name], "bytes": nbytes, "gbps": round(achieved, 1),
+                     "fraction": round(achieved / ceiling, 4)})
+    return rows
 
 
 def sweep(kernels: list[tuple[str, Kernel]], *, shapes=SHAPES, with_compile: bool = False,
           extra: Callable[[torch.Tensor], list[tuple[str, Kernel, dict]]] | None = None) -> list[dict]:
-    """Rows for every kernel at every shape (fp32), plus torch.compile and per-shape extras.
+    """Rows for every kernel at every shape (fp32), plus torch.compile and per-shape extras, the
+    kernels of one shape timed in turns.
 
     ``extra(x)`` returns ``(name, kernel, additional row keys)`` for variants timed at that
     shape only (a different num_warps, a different pipeline depth).
@@ -97,13 +129,12 @@ def sweep(kernels: list[tuple[str, Kernel]], *, shapes=SHAPES, with_compile: boo
         x = torch.randn(m, n, device="cuda")
         want = torch.softmax(x, dim=-1)
         shape = {"M": m, "N": n, "dtype": "fp32"}
-        for name, fn in kernels:
-            rows.append(timed(name, fn, x, want, **shape))
+        contenders = [(name, fn, {}) for name, fn in kernels]
         if with_compile:
-            rows.append(timed("compile", compiled_softmax(f"softmax_static_{m}x{n}", dynamic=False), x, want, **shape))
-            rows.append(timed("variant_compile_shared_default", shared_compile, x, want, **shape))
-        for name, fn, keys in (extra(x) if extra else []):
-            rows.append(timed(name, fn, x, want, **shape, **keys))
+            contenders += [("compile", compiled_softmax(f"softmax_static_{m}x{n}", dynamic=False), {}),
+                           ("variant_compile_shared_default", shared_compile, {})]
+        contenders += extra(x) if extra else []
+        rows += timed_in_turns(contenders, x, want, **shape)
         del x, want
         torch.cuda.empty_cache()
     return rows
