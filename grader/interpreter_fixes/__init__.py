@@ -5,12 +5,15 @@ differs from a compiled kernel in ways that fail correct code: bf16 arithmetic o
 (`grader.interpreter_fixes.bf16`), loop bounds computed in the kernel on Triton 3.6 and loop
 variables that are Python ints (`grader.interpreter_fixes.loops`); and it passes code that does not
 compile, a kernel reading a global that is not a ``tl.constexpr``
-(`grader.interpreter_fixes.constexpr_globals`). `apply` installs each fix
+(`grader.interpreter_fixes.constexpr_globals`) or handed an argument the compiler would not build
+into it, such as a Python function as a constexpr (`grader.interpreter_fixes.kernel_arguments`, which
+`grader.mode` also holds compiled launches to). `apply` installs each fix
 whose target source is one it knows (`grader.interpreter_fixes.fingerprints`) and says which it
 installed; docs/grading.md lists every difference and what the grader does about it.
 
     from grader import interpreter_fixes
-    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ..., "constexpr_globals": ...}
+    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ..., "constexpr_globals": ...,
+                                         #  "kernel_arguments": ...}
     interpreter_fixes.bf16_trustworthy() # False: grade bf16 on a GPU only, and say so
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 import os
 
 from grader.interpreter_fixes import bf16 as _bf16
-from grader.interpreter_fixes import constexpr_globals, fingerprints, loops
+from grader.interpreter_fixes import constexpr_globals, fingerprints, kernel_arguments, loops
 
 #: What the loop-variable fix relies on: the rewriter compiles each kernel from our syntax tree
 #: with the interpreter's globals, and ``tl.range`` is a Python ``range`` there.
@@ -76,6 +79,9 @@ def install(interpreter) -> tuple[dict[str, bool], list[str]]:
     unknown += missing
     if known and code_generator is not None:
         applied["constexpr_globals"] = constexpr_globals.install(interpreter)
+    # A wrapper around the launch, relying on nothing of the interpreter but ``run(*args, grid, warmup, **kw)``.
+    owner = getattr(interpreter, "InterpretedFunction", None)
+    applied["kernel_arguments"] = isinstance(owner, type) and kernel_arguments.install(owner)
     return applied, unknown
 
 
@@ -90,7 +96,8 @@ def apply() -> dict[str, bool]:
         return dict(_applied)
     interpreter = _interpreter()
     if interpreter is None or os.environ.get("GRADE_INTERPRETER_FIXES", "").lower() == "off":
-        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False}
+        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False,
+                    "kernel_arguments": False}
         return dict(_applied)
     _applied, unknown = install(interpreter)
     _unknown.extend(unknown)

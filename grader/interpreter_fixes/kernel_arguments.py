@@ -1,0 +1,152 @@
+"""What a launch may hand a kernel: the compiler's rule, held in the interpreter and on a GPU.
+
+Compiled, a kernel's arguments go through Triton's specialization first (``mangle_type``, Triton 3.6
+to 3.9): a parameter without ``tl.constexpr`` takes a tensor, a number, a bool, ``None`` or a tuple of
+them, and anything else stops the launch (``TypeError: failed to specialize argument of type:
+function``). A ``tl.constexpr`` parameter is a value of the compile itself; where the kernel calls
+it, the compiler builds a ``@triton.jit`` function, a Triton builtin or a
+``triton.constexpr_function`` into the kernel, and calls any other Python callable *once, on the
+host, while it compiles* (``CodeGenerator.call_Function``): nothing of it runs in the kernel.
+
+Triton's interpreter hands every argument to the kernel as Python instead: a function passed as a
+constexpr runs in every program, and a parameter without ``tl.constexpr`` may be anything at all.
+Either way learner Python runs inside the launch, where the torch-op watch takes every op for
+Triton's own: ``SIDE=lambda: out.copy_(x + y)`` beside a kernel that stores ``x`` passed exercise 1.
+A kernel never needs that, so the grader holds both modes to one rule, `refusal`: the compiler's
+specialization for plain parameters, and for constexprs the values the compiler can build into a
+kernel (`plain_constant`). A file that passes a jitted function, a string or a tuple still runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from typing import Any
+
+#: Python types a constexpr may hold as they are (tuples of them too); a NumPy scalar is a Number.
+CONSTANT_TYPES = (type(None), numbers.Number, str)
+
+
+def triton_callable(value: Any) -> bool:
+    """A callable the compiler builds into a kernel: jitted (``JITCallable``, and the interpreter's
+    ``InterpretedFunction``), a ``triton.constexpr_function``, or one of Triton's own builtins."""
+    from triton.runtime import jit
+
+    kinds = tuple(t for t in (getattr(jit, "JITCallable", None), jit.JITFunction) if isinstance(t, type))
+    if isinstance(value, kinds) or type(value).__name__ == "InterpretedFunction":
+        return True
+    module = getattr(value, "__module__", None) or ""
+    return bool(getattr(value, "__triton_builtin__", False)) or module.startswith("triton.language")
+
+
+def plain_constant(value: Any) -> bool:
+    """A value a constexpr can hold and the compiler can build into a kernel: ``None``, a bool, a
+    number, a string, a Triton or torch dtype, a tuple of them (named tuples too), a
+    ``tl.constexpr`` of one, or a callable of `triton_callable`."""
+    import torch
+    import triton.language as tl
+
+    if isinstance(value, tl.constexpr):
+        return plain_constant(value.value)
+    if isinstance(value, tuple):
+        return all(plain_constant(item) for item in value)
+    if isinstance(value, CONSTANT_TYPES) or isinstance(value, (tl.dtype, torch.dtype)):
+        return True
+    return triton_callable(value)
+
+
+def _described(value: Any) -> str:
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    return f"`{type(value).__name__}` {name}" if name else f"`{type(value).__name__}`"
+
+
+def constexpr_refusal(kernel: str, name: str, value: Any) -> str | None:
+    """The sentence for a constexpr ``name`` of ``kernel`` that receives ``value``, or None if it may."""
+    if plain_constant(value):
+        return None
+    if isinstance(value, tuple):  # name the item that is refused
+        return next(filter(None, (constexpr_refusal(kernel, f"{name}[{i}]", item) for i, item in enumerate(value))))
+    if hasattr(value, "data_ptr"):
+        return (f"`{kernel}` gets a tensor for its constexpr `{name}`: a tensor reaches a kernel as a "
+                f"pointer, so take `tl.constexpr` off `{name}`")
+    if callable(value):
+        function = getattr(value, "__qualname__", None) or type(value).__name__
+        return (f"`{kernel}` gets the Python function `{function}` for its constexpr `{name}`: Triton's "
+                "compiler does not build a plain function into the kernel, it calls it once on the host while "
+                "it compiles, so make it a `@triton.jit` function")
+    return (f"`{kernel}` gets a {_described(value)} for its constexpr `{name}`: a constexpr is a number, a bool, "
+            "a string, a dtype, a `@triton.jit` function or a tuple of these")
+
+
+def plain_refusal(kernel: str, name: str, value: Any) -> str | None:
+    """The compiler's specialization of a parameter without ``tl.constexpr``: its sentence, or None."""
+    if hasattr(value, "data_ptr") or isinstance(value, (bool, int, float, type(None))):
+        return None  # the cases every kernel passes, without asking the compiler
+    from triton.runtime.jit import mangle_type
+
+    try:
+        mangle_type(value)
+    except TypeError as error:
+        return (f"`{kernel}` gets a {_described(value)} for `{name}`, which Triton's compiler refuses ({error}): "
+                "a parameter without `tl.constexpr` takes a tensor, a number, a bool or None")
+    return None
+
+
+def _is_constexpr(parameter: inspect.Parameter) -> bool:
+    from triton.runtime.jit import _normalize_ty
+
+    annotation = parameter.annotation
+    return annotation is not inspect.Parameter.empty and bool(annotation) and "constexpr" in _normalize_ty(annotation)
+
+
+def refusal(fn, args: tuple, kwargs: dict) -> str | None:
+    """The first argument of a launch of ``fn`` (the kernel's Python function) that the rule refuses."""
+    try:
+        signature = inspect.signature(fn)
+        named = {k: v for k, v in kwargs.items() if k in signature.parameters}
+        bound = signature.bind_partial(*args, **named)
+    except (TypeError, ValueError):
+        return None  # Triton's own binding says what is wrong with the call
+    bound.apply_defaults()
+    for name, value in bound.arguments.items():
+        parameter = signature.parameters[name]
+        check = constexpr_refusal if _is_constexpr(parameter) else plain_refusal
+        sentence = check(fn.__name__, name, value)
+        if sentence is not None:
+            return sentence
+    return None
+
+
+class CompilationError(Exception):
+    """Named as Triton's own, so the report reads "your kernel did not compile", as on a GPU."""
+
+
+def install(owner: type) -> bool:
+    """Check every launch of ``owner.run`` (``InterpretedFunction`` or ``JITFunction``); True once installed."""
+    original = owner.__dict__.get("run")
+    if original is None:
+        return False
+    if getattr(original, "_grader_kernel_arguments", False):
+        return True
+
+    def run(self, *args, grid, warmup, **kwargs):
+        fn = getattr(self, "fn", None)
+        if fn is not None:
+            sentence = refusal(fn, args, kwargs)
+            if sentence is not None:
+                raise CompilationError(sentence)
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    run._grader_kernel_arguments = True
+    run.__wrapped__ = original
+    owner.run = run
+    return True
+
+
+def install_compiled() -> bool:
+    """The same rule for compiled launches (GPU mode), where a constexpr function runs while compiling."""
+    try:
+        from triton.runtime.jit import JITFunction
+    except Exception:  # no Triton here
+        return False
+    return install(JITFunction)
