@@ -67,7 +67,7 @@ FORBIDDEN_ATTRIBUTES = {
     "_getframe", "f_back", "f_locals", "f_globals", "f_code", "f_builtins", "tb_frame", "gi_frame", "cr_frame",
     "mro", "numpy", "tolist", "data_ptr", "untyped_storage", "storage", "set_", "_cdata", "modules",
     "import_module", "load_library", "load_inline", "system", "popen", "fork", "forkpty", "kill", "killpg",
-    "spawnv", "execv", "execve", "execvp", "dlopen", "attrgetter", "methodcaller", "get_type_hints",
+    "spawnv", "execv", "execve", "execvp", "dlopen", "attrgetter", "methodcaller", "get_type_hints", "exec", "eval",
 }
 #: Modules that reach the process, the system or other code: no attribute link may name one
 #: (``os.path.sys``, ``torch.inspect``, ``tl.core.builtins``), whatever object it is read on.
@@ -97,7 +97,8 @@ MODULE_RULES = {
                  "path.exists", "path.isfile", "path.isdir", "path.splitext", "path.split", "path.abspath"),
         reason="a kernel file reads only the environment and paths (`os.environ`, `os.getenv`, `os.path.join`...)"),
     "triton": ModuleRule(
-        allowed=("jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language", "testing",
+        allowed=("jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "constexpr_function",
+                 "language", "testing",
                  "runtime.driver.active", "tools.tensor_descriptor", "__version__", "OutOfResources",
                  "CompilationError", "TritonError"),
         reason="a kernel file uses Triton's kernels, launches and `triton.language`, not its compiler or runtime"),
@@ -107,7 +108,8 @@ MODULE_RULES = {
         reason="a part of torch that loads code or files or computes outside torch's ops, which a kernel file "
                "never needs"),
     "typing": ModuleRule(denied=("get_type_hints", "ForwardRef"), reason="which evaluates strings as code"),
-    "operator": ModuleRule(denied=("attrgetter", "methodcaller"), reason="dynamic attribute access hides what it reaches"),
+    "operator": ModuleRule(denied=("attrgetter", "methodcaller"),
+                           reason="dynamic attribute access hides what it reaches"),
 }
 #: torch's own submodules a kernel file may reach (the others load code, processes or files:
 #: ``torch.utils``, ``torch.hub``, ``torch.package``, ``torch.jit``, ``torch.multiprocessing``...).

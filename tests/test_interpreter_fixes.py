@@ -11,6 +11,8 @@
 * a launch may hand a kernel only what the compiler builds into it: a jitted function, a string, a
   tuple or a dtype as a constexpr run; a Python function, a tensor or a list as a constexpr, and
   anything the compiler cannot specialize as a plain argument, are refused with a sentence;
+* torch ops that the kernel's programs run (a ``triton.constexpr_function``, the body itself) are
+  recorded by the torch-op watch as the learner's, and the interpreter's own copies are not;
 * a Triton whose interpreter source is not one the fixes know gets no fix, and then bf16 cases
   are left to a GPU with one line in the report.
 """
@@ -98,7 +100,7 @@ def test_every_fix_is_installed_on_this_triton():
     and add their fingerprints (grader/interpreter_fixes/fingerprints.py) once the fix is right."""
     assert APPLIED["bf16"] and APPLIED["loop_variables"] and APPLIED["constexpr_globals"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
-    assert APPLIED["kernel_arguments"], (
+    assert APPLIED["kernel_arguments"] and APPLIED["watched_programs"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
     assert interpreter_fixes.bf16_trustworthy()
 
@@ -264,7 +266,8 @@ def _function_constexpr_global_kernel(out_ptr):
 
 
 def test_a_constexpr_global_holding_a_python_function_is_refused():
-    with pytest.raises(Exception, match="a `tl.constexpr` of `function`.*make it a `@triton.jit` function"):
+    said = "a `tl.constexpr` that holds the Python function `<lambda>`.*make it a `@triton.jit` function"
+    with pytest.raises(Exception, match=said):
         _function_constexpr_global_kernel[(1,)](torch.zeros(1))
 
 
@@ -350,6 +353,39 @@ def test_the_argument_rule_matches_the_compilers_specialization():
         assert plain_refusal("k", "a", value) is not None
 
 
+# --- the learner's Python inside a launch is the learner's --------------------------------------
+
+#: Torch work a constexpr function runs while the kernel is built (a test puts some here).
+_PENDING_WORK = []
+
+
+@triton.constexpr_function
+def _block_after_work(n):
+    while _PENDING_WORK:
+        _PENDING_WORK.pop()()
+    return n
+
+
+@triton.jit
+def _copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, _block_after_work(BLOCK))
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_torch_ops_run_inside_a_kernels_programs_are_recorded_as_the_learners():
+    from grader.watch import Watch
+
+    x, out = torch.arange(5, dtype=torch.float32), torch.empty(5)
+    with Watch(intercept_allocations=False) as plain:  # the interpreter's own copies are not the learner's
+        _copy_kernel[(1,)](x, out, 5, BLOCK=8)
+    assert plain.result.computed == [] and len(plain.result.launches) == 1
+    _PENDING_WORK.append(lambda: torch.exp(x))
+    with Watch(intercept_allocations=False) as hidden:
+        _copy_kernel[(1,)](x, out, 5, BLOCK=8)
+    assert _PENDING_WORK == [] and any("exp" in op for op in hidden.result.computed), hidden.result.computed
+    assert out.tolist() == x.tolist()
+
+
 # --- when the interpreter is not one the fixes know -----------------------------------------
 
 def test_unknown_interpreter_source_gets_no_fix():
@@ -362,7 +398,7 @@ def test_unknown_interpreter_source_gets_no_fix():
     original = InterpreterBuilder.binary_op
     applied, unknown = interpreter_fixes.install(fake)
     assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False,
-                       "kernel_arguments": False}
+                       "kernel_arguments": False, "watched_programs": False}
     assert "InterpreterBuilder.binary_op" in unknown
     assert InterpreterBuilder.binary_op is original
 

@@ -109,7 +109,8 @@ REFUSED = {
     "os.path.os": ("os.path.os.fork()", "uses `.os` (`os.path.os.fork`)"),
     "from os import path, then path.os": ("path.os.system('true')", "a way to the module `os`"),
     "os.fork": ("os.fork()", "uses `.fork` (`os.fork`)"),
-    "os beyond the environment": ("os.listdir('solutions')", "uses `.listdir` (`os.listdir`), a kernel file reads only"),
+    "os beyond the environment": ("os.listdir('solutions')",
+                                  "uses `.listdir` (`os.listdir`), a kernel file reads only"),
     "torch._C through an alias": ("t = torch\nwith t._C._DisableTorchDispatch():\n    pass",
                                   "uses `._C` (`torch._C._DisableTorchDispatch`), private to `torch`"),
     "torch.sys": ("torch.sys.modules", "a way to the module `sys`"),
@@ -155,7 +156,8 @@ def test_each_way_around_a_deny_list_is_named(code, said):
 
 def test_a_finding_is_one_sentence_with_its_line():
     found = static_check.findings("import torch\n\n_run = exec\n")
-    assert [str(f) for f in found] == ["line 3: `_run = exec` reads the builtin `exec`, which a kernel file never needs"]
+    assert [str(f) for f in found] == [
+        "line 3: `_run = exec` reads the builtin `exec`, which a kernel file never needs"]
 
 
 #: Modules a re-export may reach without reaching the system: pure functions and data types.

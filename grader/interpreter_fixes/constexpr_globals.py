@@ -42,9 +42,10 @@ def refusal(name: str, kernel: str = "the kernel", line: int | None = None, valu
     """One sentence: the global, the kernel line that reads it, the compiler's words and the fix."""
     where = f" (line {line})" if line else ""
     if isinstance(value, language_constexpr()):
-        return (f"`{kernel}` reads the global `{name}`{where}, a `tl.constexpr` of {kernel_arguments._described(value.value)}, "
-                "which Triton's compiler calls on the host while it compiles, never in the kernel: make it a "
-                "`@triton.jit` function, or a constexpr of a number, a string or a dtype")
+        return (f"`{kernel}` reads the global `{name}`{where}, a `tl.constexpr` that holds "
+                f"{kernel_arguments._described(value.value)}, which Triton's compiler calls on the host while it "
+                "compiles, never in the kernel: make it a `@triton.jit` function, or a constexpr of a number, a "
+                "string or a dtype")
     if isinstance(value, (bool, int, float, str)):
         fix = f"write `{name} = tl.constexpr({value!r})`"
     else:

@@ -56,8 +56,10 @@ def plain_constant(value: Any) -> bool:
 
 
 def _described(value: Any) -> str:
-    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
-    return f"`{type(value).__name__}` {name}" if name else f"`{type(value).__name__}`"
+    """``the Python function `f```, ``a `list```: what the sentence says a value is."""
+    if callable(value) and not isinstance(value, type):
+        return f"the Python function `{getattr(value, '__qualname__', None) or type(value).__name__}`"
+    return f"a `{type(value).__name__}`"
 
 
 def constexpr_refusal(kernel: str, name: str, value: Any) -> str | None:
@@ -70,11 +72,10 @@ def constexpr_refusal(kernel: str, name: str, value: Any) -> str | None:
         return (f"`{kernel}` gets a tensor for its constexpr `{name}`: a tensor reaches a kernel as a "
                 f"pointer, so take `tl.constexpr` off `{name}`")
     if callable(value):
-        function = getattr(value, "__qualname__", None) or type(value).__name__
-        return (f"`{kernel}` gets the Python function `{function}` for its constexpr `{name}`: Triton's "
+        return (f"`{kernel}` gets {_described(value)} for its constexpr `{name}`: Triton's "
                 "compiler does not build a plain function into the kernel, it calls it once on the host while "
                 "it compiles, so make it a `@triton.jit` function")
-    return (f"`{kernel}` gets a {_described(value)} for its constexpr `{name}`: a constexpr is a number, a bool, "
+    return (f"`{kernel}` gets {_described(value)} for its constexpr `{name}`: a constexpr is a number, a bool, "
             "a string, a dtype, a `@triton.jit` function or a tuple of these")
 
 
@@ -87,7 +88,7 @@ def plain_refusal(kernel: str, name: str, value: Any) -> str | None:
     try:
         mangle_type(value)
     except TypeError as error:
-        return (f"`{kernel}` gets a {_described(value)} for `{name}`, which Triton's compiler refuses ({error}): "
+        return (f"`{kernel}` gets {_described(value)} for `{name}`, which Triton's compiler refuses ({error}): "
                 "a parameter without `tl.constexpr` takes a tensor, a number, a bool or None")
     return None
 
