@@ -122,6 +122,9 @@ TORCH_KNOWN_SUBMODULES = {"ao", "compiler", "contrib", "distributed", "export", 
                           "overrides", "package", "profiler", "quantization", "serialization", "signal", "storage",
                           "utils", "xpu"} | TORCH_SUBMODULES
 KERNEL_FILE = "which a kernel file never needs"
+#: Methods Triton calls on a kernel's tensor arguments inside a launch: a class of the file's own that
+#: defines one would run its code there.
+TENSOR_ENTRY_POINTS = {"data_ptr", "untyped_storage", "storage_offset", "element_size", "new_empty"}
 
 
 @dataclass(frozen=True)
@@ -483,6 +486,9 @@ class _Checker:
                     "__torch_dispatch__", "__torch_function__"):
                 self.add(item, f"defines `{item.name}`, which runs the file's code inside torch's dispatch, "
                                f"{KERNEL_FILE}")
+            elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in TENSOR_ENTRY_POINTS:
+                self.add(item, f"defines `{item.name}`, which Triton calls inside a launch on what looks like a "
+                               f"tensor, {KERNEL_FILE}")
 
     def _patching(self, node: ast.AST) -> None:
         targets = list(node.targets) if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]

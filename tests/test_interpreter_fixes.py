@@ -334,8 +334,20 @@ def test_a_plain_argument_the_compiler_cannot_specialize_is_refused_with_its_wor
     x = torch.ones(1)
     with pytest.raises(Exception, match="failed to specialize argument of type: function"):
         _plain_argument_kernel[(1,)](x, torch.empty_like(x), lambda: None)
-    for fine in (3, 2.5, True, None, torch.zeros(1)):
+    for fine in (3, 2.5, True, None, torch.zeros(1), torch.nn.Parameter(torch.zeros(1))):
         _plain_argument_kernel[(1,)](x, torch.empty_like(x), fine)
+
+
+class _LooksLikeATensor(torch.Tensor):
+    def data_ptr(self):  # Triton calls it inside the launch
+        return super().data_ptr()
+
+
+def test_an_argument_with_a_data_ptr_of_its_own_is_refused():
+    x = torch.ones(1)
+    fake = torch.zeros(1).as_subclass(_LooksLikeATensor)
+    with pytest.raises(Exception, match="only looks like a tensor .* pass the torch tensor itself"):
+        _plain_argument_kernel[(1,)](x, torch.empty_like(x), fake)
 
 
 def test_the_argument_rule_matches_the_compilers_specialization():

@@ -142,6 +142,8 @@ REFUSED = {
     "a relative import": ("from . import reference", "is a relative import"),
     "__torch_function__": ("class T(torch.Tensor):\n    def __torch_function__(cls, *a):\n        pass",
                            "defines `__torch_function__`"),
+    "a data_ptr of the file's own": ("class T:\n    def data_ptr(self):\n        return 0",
+                                     "defines `data_ptr`, which Triton calls inside a launch"),
 }
 
 

@@ -57,7 +57,7 @@ def plain_constant(value: Any) -> bool:
 
 def _described(value: Any) -> str:
     """``the Python function `f```, ``a `list```: what the sentence says a value is."""
-    if callable(value) and not isinstance(value, type):
+    if callable(value) and not isinstance(value, type) and not hasattr(value, "data_ptr"):
         return f"the Python function `{getattr(value, '__qualname__', None) or type(value).__name__}`"
     return f"a `{type(value).__name__}`"
 
@@ -79,9 +79,24 @@ def constexpr_refusal(kernel: str, name: str, value: Any) -> str | None:
             "a string, a dtype, a `@triton.jit` function or a tuple of these")
 
 
+def _real_tensor(value: Any) -> bool:
+    """A torch tensor whose ``data_ptr`` is torch's own, or one of Triton's wrappers of one: Triton asks a
+    tensor argument for its address inside the launch, so a ``data_ptr`` of the file's own would run there."""
+    import torch
+
+    if type(value).__module__.startswith("triton."):
+        return True
+    return isinstance(value, torch.Tensor) and getattr(type(value), "data_ptr", None) is torch.Tensor.data_ptr
+
+
 def plain_refusal(kernel: str, name: str, value: Any) -> str | None:
     """The compiler's specialization of a parameter without ``tl.constexpr``: its sentence, or None."""
-    if hasattr(value, "data_ptr") or isinstance(value, (bool, int, float, type(None))):
+    if hasattr(value, "data_ptr") and not isinstance(value, tuple):
+        if _real_tensor(value):
+            return None
+        return (f"`{kernel}` gets {_described(value)} for `{name}`, which only looks like a tensor (a `data_ptr` of "
+                "its own, which Triton calls inside the launch): pass the torch tensor itself")
+    if isinstance(value, (bool, int, float, type(None))):
         return None  # the cases every kernel passes, without asking the compiler
     from triton.runtime.jit import mangle_type
 
