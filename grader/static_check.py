@@ -51,7 +51,7 @@ ALLOWED_BUILTINS = {
     "abs", "all", "any", "bin", "bool", "bytearray", "bytes", "callable", "chr", "classmethod", "complex", "dict",
     "divmod", "enumerate", "filter", "float", "format", "frozenset", "getattr", "hasattr", "hash", "hex", "id",
     "input", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next", "object", "oct",
-    "ord", "pow", "print", "property", "range", "repr", "reversed", "round", "set", "slice", "sorted",
+    "ord", "pow", "print", "property", "range", "repr", "reversed", "round", "set", "slice", "sorted", "ascii",
     "staticmethod", "str", "sum", "super", "tuple", "type", "zip", "NotImplemented", "Ellipsis", "True", "False",
     "None",
 } | {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
@@ -258,9 +258,11 @@ class _Checker:
         return bound
 
     def _own_objects(self) -> set[str]:
-        """Names whose private attributes are the file's own: its classes and functions, and the first
-        parameter of its methods (``self``, ``cls``)."""
+        """Names whose private attributes are the file's own: its classes and functions, the first
+        parameter of its methods (``self``, ``cls``) and the names it binds to instances of its classes
+        (``_STATE = _State()``)."""
         own: set[str] = set()
+        classes = {node.name for node in ast.walk(self.tree) if isinstance(node, ast.ClassDef)}
         for node in ast.walk(self.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 own.add(node.name)
@@ -268,6 +270,9 @@ class _Checker:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.args.args:
                         own.add(item.args.args[0].arg)
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                    and isinstance(node.value.func, ast.Name) and node.value.func.id in classes):
+                own |= {t.id for t in node.targets if isinstance(t, ast.Name)}
         return own - set(self.chains)
 
     # --- findings ----------------------------------------------------------------------------------------

@@ -73,6 +73,9 @@ class Launcher:
         Launcher._table[n] = self._cache.setdefault(n, triton.next_power_of_2(n))
         return self._cache[n]
 
+_LAUNCHER = Launcher()
+_LAUNCHER._cache.clear()
+
 def registers(compiled):
     compiled._init_handles()
     return compiled.n_regs, triton.runtime.driver.active.utils.get_device_properties(0)

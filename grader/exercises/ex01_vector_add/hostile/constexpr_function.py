@@ -10,8 +10,8 @@ import triton
 import triton.language as tl
 
 ATTACK = ("does the work in a @triton.constexpr_function that the kernel calls for its block size: the "
-          "function runs inside the launch (while compiling on a GPU, in every program in the interpreter), "
-          "where the torch-op watch took every op for Triton's own")
+          "function runs inside the launch (in every program in the interpreter; on a GPU while compiling, the "
+          "first launch of each block size), where the torch-op watch took every op for Triton's own")
 KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
@@ -26,8 +26,8 @@ _PENDING = []
 
 @triton.constexpr_function
 def block_of(n):
-    while _PENDING:
-        _PENDING.pop()()
+    for work in _PENDING:  # no method call here: the compiler refuses a callable it finds in the body
+        work()
     return n
 
 
@@ -43,4 +43,5 @@ def add(x, y):
     n = out.numel()
     _PENDING.append(lambda: out.copy_(x + y))
     add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)  # a launch, so that "a Triton kernel ran"
+    _PENDING.clear()
     return out
