@@ -417,9 +417,8 @@ def _front_end(kernel, signature: dict, constexprs: dict) -> None:
     source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
 
 
-def test_the_compilers_front_end_runs_the_learners_python_as_the_learners():
-    """On a GPU the compiler calls a constexpr function while it compiles, inside the launch: with
-    `apply_compiled` its torch ops are recorded, as they are in the interpreter's programs."""
+def _front_end_ops() -> list[str]:
+    """The torch ops the watch records while the compiler's front end builds `_copy_kernel`, inside a launch."""
     from grader import watch
 
     interpreter_fixes.apply_compiled()
@@ -433,7 +432,23 @@ def test_the_compilers_front_end_runs_the_learners_python_as_the_learners():
         finally:
             watch._State.depth = depth
             _PENDING_WORK.clear()
-    assert any("exp" in op for op in compiled.result.computed), compiled.result.computed
+    return compiled.result.computed
+
+
+def test_the_compilers_front_end_runs_the_learners_python_as_the_learners():
+    """On a GPU the compiler calls a constexpr function while it compiles, inside the launch: with
+    `apply_compiled` its torch ops are recorded, as they are in the interpreter's programs. In a
+    process of its own: once the interpreter has run a jitted helper, `triton.language` stays
+    patched for it and the compiler's front end no longer builds anything."""
+    import subprocess
+    import sys
+
+    script = "import json, tests.test_interpreter_fixes as t; print(json.dumps(t._front_end_ops()))"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    computed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any("exp" in op for op in computed), computed
 
 
 # --- when the interpreter is not one the fixes know -----------------------------------------
