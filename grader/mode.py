@@ -22,6 +22,9 @@ def select(*, force_interpreter: bool = False) -> str:
 
     if not force_interpreter and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
         os.environ.pop("TRITON_INTERPRET", None)
+        from grader import interpreter_fixes
+
+        interpreter_fixes.apply_compiled()  # the learner's Python that the compiler runs is the learner's
         return "gpu"
     os.environ["TRITON_INTERPRET"] = "1"
     from grader import interpreter_fixes

@@ -31,12 +31,15 @@ HOSTILE = Path(__file__).resolve().parent / "hostile"
 EXERCISE_FOLDERS = {f"ex{e.number:02d}": e.number for e in catalogue.EXERCISES if e.hostile_dir.is_dir()}
 #: One check per exercise that every wrong kernel of the corpus fails: a ragged tail past one block
 #: (exercises 1 and 2), a row longer than one warp's worth of columns (3), several heads and a
-#: sequence that is not a power of two (7).
+#: sequence that is not a power of two (7), ragged cache lengths over several pages (8), rows of a
+#: vocabulary that is not a power of two (10).
 ONE_CHECK = {
     1: "matches_reference and n1025 and fp32",
     2: "matches_reference and 5x1025 and fp32",
     3: "matches_reference and n781 and fp32",
     7: "matches_reference and B2-H3-S17-D32 and not causal",
+    8: "matches_reference and lens300_3_47_160",
+    10: "matches_reference and 6x781-fp32",
 }
 #: The environment variable that marks every process of one grading run (the sandbox passes it on to
 #: the learner's process because the run names it in ``GRADE_SANDBOX_PASS_ENV``).

@@ -68,6 +68,28 @@ FLAG_FINDINGS = {
     # The subclass is made with torch.Tensor._make_subclass, which the check names as private torch.
     "__torch_dispatch__": ("`__torch_dispatch__`", "`_make_subclass`"),
 }
+#: The same for the forms that go around a deny-list (builtins under an alias, chains past their first link).
+FLAG_FINDINGS.update({
+    "alias of exec": ("reads the builtin `exec`",),
+    "alias of eval": ("reads the builtin `eval`",),
+    "alias of open": ("reads the builtin `open`",),
+    "__import__": ("reads `__import__`",),
+    "a builtin's name bound": ("binds `exec`",),
+    "vars": ("calls `vars()`",),
+    "builtins": ("imports `builtins`",),
+    "globals": ("calls `globals()`",),
+    "os.path.sys": ("(`os.path.sys",),
+    "os.path.os": ("(`os.path.os",),
+    "torch.sys": ("(`torch.sys",),
+    "tl.core.builtins": ("(`triton.language.core.builtins",),
+    "triton.testing.subprocess": ("(`triton.testing.subprocess",),
+    "torch._C through an alias": ("uses `._C` (`torch._C",),
+    "a module as a value": ("passes the module `torch` around as a value",),
+    "operator.attrgetter": ("uses `.attrgetter`",),
+    "a pattern reads an attribute": ("matches the attribute `_C`",),
+    "typing.get_type_hints": ("uses `.get_type_hints`",),
+    "__subclasses__": ("uses `.__subclasses__`",),
+})
 #: What the grader does with each attack that gives a static check nothing to name.
 UNNAMED_CAUGHT_BY = {
     # Triton calls a grid function once per launch: the work the file keeps for a second call never
@@ -77,6 +99,15 @@ UNNAMED_CAUGHT_BY = {
     "heuristics_hook": "computed with torch",
     "autotune_pre_hook": "computed with torch",
     "pre_run_hook": "computed with torch",
+    # The learner's Python that Triton runs inside a launch (the interpreter's programs, the compiler's
+    # front end) is watched as the learner's (grader.interpreter_fixes.programs).
+    "constexpr_function": "computed with torch",
+    "kernel_body_stash": "computed with torch",
+    # What a launch may hand a kernel is the compiler's rule (grader.interpreter_fixes.kernel_arguments,
+    # .constexpr_globals): a Python function as a constexpr or a plain argument is refused with a sentence.
+    "constexpr_closure": "make it a `@triton.jit` function",
+    "constexpr_global": "make it a `@triton.jit` function",
+    "plain_argument_function": "failed to specialize argument of type: function",
 }
 
 
@@ -318,6 +349,38 @@ def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_pat
     named = " ".join(str(f) for f in found)
     assert any(word in named for flag in hostile.static_flags for word in FLAG_FINDINGS[flag]), (
         f"none of {hostile.static_flags} is named: {named}")
+    assert processes.alive() == []
+
+
+#: The files that go around a deny-list: a builtin under an alias, a chain past its first link, a module as
+#: a value, dynamic attribute access (tests/test_static_check.py holds the check to each form line by line).
+AROUND_A_DENY_LIST = [f for f in STATIC_REJECTED
+                      if set(f.static_flags) & {"alias of exec", "alias of eval", "alias of open", "__import__",
+                                                "a builtin's name bound", "vars", "globals", "os.path.sys",
+                                                "os.path.os", "torch.sys", "tl.core.builtins",
+                                                "triton.testing.subprocess", "torch._C through an alias",
+                                                "a module as a value", "operator.attrgetter",
+                                                "a pattern reads an attribute", "typing.get_type_hints",
+                                                "__subclasses__"}]
+
+
+def test_grade_batch_refuses_every_way_around_a_deny_list(tmp_path, processes):
+    """`grade batch` (strict, as always) scores each of them 0 with the sentence that names its form."""
+    assert len(AROUND_A_DENY_LIST) >= 15
+    for number in sorted({f.exercise for f in AROUND_A_DENY_LIST}):
+        files = [f for f in AROUND_A_DENY_LIST if f.exercise == number]
+        paths = [copy_into(f.path, tmp_path / f"class{number}", f"{f.path.stem}.py") for f in files]
+        started = time.monotonic()
+        graded = batch.grade_all(paths, catalogue.get(number), seed=SEED, interpreter=True,
+                                 select=ONE_CHECK[number], strict=True, file_timeout=FILE_CLOCK)
+        assert time.monotonic() - started < 5 * len(files), "refused before any process starts"
+        for hostile, submission in zip(files, graded):
+            row = batch.csv_row(submission, 100.0)
+            assert float(row["score"]) == 0.0 and row["passed"] is False, row
+            said = row["first_failure"]
+            assert said.startswith("honesty: the class grader refuses this file: line "), said
+            named = any(word in said for flag in hostile.static_flags for word in FLAG_FINDINGS[flag])
+            assert named, (hostile.id, said)
     assert processes.alive() == []
 
 

@@ -6,7 +6,13 @@
 * loop variables are Triton scalars (``r.to(tl.int64)`` works), loop bounds may be computed in
   the kernel (Triton 3.6 under NumPy 2.4);
 * a kernel may read only the globals the compiler accepts (``tl.constexpr`` values, modules, jitted
-  functions, dtypes): a plain float is refused with the compiler's sentence;
+  functions, dtypes): a plain float is refused with one sentence that names the line that reads it,
+  the compiler's words and the fix, raised at that line;
+* a launch may hand a kernel only what the compiler builds into it: a jitted function, a string, a
+  tuple or a dtype as a constexpr run; a Python function, a tensor or a list as a constexpr, and
+  anything the compiler cannot specialize as a plain argument, are refused with a sentence;
+* torch ops that the kernel's programs run (a ``triton.constexpr_function``, the body itself) are
+  recorded by the torch-op watch as the learner's, and the interpreter's own copies are not;
 * a Triton whose interpreter source is not one the fixes know gets no fix, and then bf16 cases
   are left to a GPU with one line in the report.
 """
@@ -93,6 +99,8 @@ def test_every_fix_is_installed_on_this_triton():
     """Fails on a Triton whose interpreter changed where a fix works: read the functions named,
     and add their fingerprints (grader/interpreter_fixes/fingerprints.py) once the fix is right."""
     assert APPLIED["bf16"] and APPLIED["loop_variables"] and APPLIED["constexpr_globals"], (
+        f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
+    assert APPLIED["kernel_arguments"] and APPLIED["watched_programs"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
     assert interpreter_fixes.bf16_trustworthy()
 
@@ -233,6 +241,216 @@ def test_the_names_read_are_those_the_body_does_not_bind():
     assert sorted(names_read(kernel)) == ["LOG2E", "range", "tl"]
 
 
+def test_a_refused_global_is_one_sentence_raised_at_the_line_that_reads_it():
+    import traceback
+
+    x = torch.arange(5, dtype=torch.float32)
+    with pytest.raises(Exception) as raised:
+        _plain_float_kernel[(1,)](x, torch.empty_like(x), 5, BLOCK=8)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("`_plain_float_kernel` reads the global `_PLAIN_SCALE` (line ")
+    assert message.endswith("write `_PLAIN_SCALE = tl.constexpr(2.0)`")
+    last = traceback.extract_tb(raised.value.__traceback__)[-1]
+    assert last.filename == __file__ and "x * _PLAIN_SCALE" in last.line
+    assert f"(line {last.lineno})" in message
+
+
+_FUNCTION_CONSTEXPR = tl.constexpr(lambda: None)  # the compiler would call it while compiling
+
+
+@triton.jit
+def _function_constexpr_global_kernel(out_ptr):
+    _FUNCTION_CONSTEXPR()
+    tl.store(out_ptr, 1.0)
+
+
+def test_a_constexpr_global_holding_a_python_function_is_refused():
+    said = "a `tl.constexpr` that holds the Python function `<lambda>`.*make it a `@triton.jit` function"
+    with pytest.raises(Exception, match=said):
+        _function_constexpr_global_kernel[(1,)](torch.zeros(1))
+
+
+# --- kernel arguments: the compiler's rule ----------------------------------------------------
+
+@triton.jit
+def _plus_one(x):
+    return x + 1
+
+
+@triton.constexpr_function
+def _twice(n):
+    return 2 * n
+
+
+@triton.jit
+def _constexpr_arguments_kernel(x_ptr, out_ptr, n, FN: tl.constexpr, MODE: tl.constexpr, SHAPE: tl.constexpr,
+                                DTYPE: tl.constexpr, BLOCK: tl.constexpr = 8):
+    offs = tl.arange(0, _twice(BLOCK) // 2)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if MODE == "square":
+        x = x * x
+    y = FN(x) * SHAPE[0] + SHAPE[1]
+    tl.store(out_ptr + offs, y.to(DTYPE), mask=offs < n)
+
+
+def test_constexprs_the_compiler_builds_into_a_kernel_run():
+    """A jitted function, a string, a tuple, a dtype and a constexpr_function (a Triton builtin passed as a
+    constexpr compiles too, but Triton's interpreter cannot call one: it is not run here)."""
+    x = torch.arange(5, dtype=torch.float32)
+    out = torch.empty_like(x)
+    _constexpr_arguments_kernel[(1,)](x, out, 5, FN=_plus_one, MODE="square", SHAPE=(2, 1), DTYPE=tl.float32)
+    assert out.tolist() == [3.0, 5.0, 11.0, 21.0, 35.0]
+
+
+def _python_plus_one(x):
+    return x + 1
+
+
+@pytest.mark.parametrize("value, said", [
+    (_python_plus_one, "the Python function `_python_plus_one` for its constexpr `FN`: Triton's compiler does not "
+                       "build a plain function into the kernel"),
+    (lambda x: x, "the Python function `<lambda>`"),
+    (torch.ones(1).add_, "the Python function `Tensor.add_`"),
+    (torch.ones(1), "a tensor for its constexpr `FN`: a tensor reaches a kernel as a pointer"),
+    ([1, 2], "a `list` for its constexpr `FN`: a constexpr is a number"),
+    ((_plus_one, _python_plus_one), "the Python function `_python_plus_one` for its constexpr `FN[1]`"),
+], ids=["function", "lambda", "bound-method", "tensor", "list", "tuple-with-a-function"])
+def test_a_constexpr_the_compiler_would_not_build_into_the_kernel_is_refused(value, said):
+    x = torch.arange(5, dtype=torch.float32)
+    with pytest.raises(Exception) as raised:
+        _constexpr_arguments_kernel[(1,)](x, torch.empty_like(x), 5, FN=value, MODE="", SHAPE=(1, 0),
+                                          DTYPE=tl.float32)
+    assert type(raised.value).__name__ == "CompilationError"
+    assert said in str(raised.value) and "\n" not in str(raised.value)
+
+
+@triton.jit
+def _plain_argument_kernel(x_ptr, out_ptr, side):
+    tl.store(out_ptr, tl.load(x_ptr))
+
+
+def test_a_plain_argument_the_compiler_cannot_specialize_is_refused_with_its_words():
+    x = torch.ones(1)
+    with pytest.raises(Exception, match="failed to specialize argument of type: function"):
+        _plain_argument_kernel[(1,)](x, torch.empty_like(x), lambda: None)
+    for fine in (3, 2.5, True, None, torch.zeros(1), torch.nn.Parameter(torch.zeros(1))):
+        _plain_argument_kernel[(1,)](x, torch.empty_like(x), fine)
+
+
+class _LooksLikeATensor(torch.Tensor):
+    def data_ptr(self):  # Triton calls it inside the launch
+        return super().data_ptr()
+
+
+def test_an_argument_with_a_data_ptr_of_its_own_is_refused():
+    x = torch.ones(1)
+    fake = torch.zeros(1).as_subclass(_LooksLikeATensor)
+    with pytest.raises(Exception, match="only looks like a tensor .* pass the torch tensor itself"):
+        _plain_argument_kernel[(1,)](x, torch.empty_like(x), fake)
+
+
+def test_the_argument_rule_matches_the_compilers_specialization():
+    """Where the rule asks nothing of the compiler (tensors, numbers, bools, None), the compiler agrees."""
+    from triton.runtime.jit import mangle_type
+
+    from grader.interpreter_fixes.kernel_arguments import plain_refusal
+
+    for value in (torch.zeros(2), 3, 2**40, 2.5, True, None, (torch.zeros(1), 2)):
+        mangle_type(value)  # raises where the compiler refuses
+        assert plain_refusal("k", "a", value) is None
+    for value in ("text", tl.float32, [1], object()):
+        with pytest.raises(TypeError):
+            mangle_type(value)
+        assert plain_refusal("k", "a", value) is not None
+
+
+# --- the learner's Python inside a launch is the learner's --------------------------------------
+
+#: Torch work a constexpr function runs while the kernel is built (a test puts some here).
+_PENDING_WORK = []
+
+
+@triton.constexpr_function
+def _block_after_work(n):
+    for work in _PENDING_WORK:  # no method call: the compiler refuses a callable it finds in the body
+        work()
+    return n
+
+
+@triton.jit
+def _copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, _block_after_work(BLOCK))
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_torch_ops_run_inside_a_kernels_programs_are_recorded_as_the_learners():
+    from grader.watch import Watch
+
+    x, out = torch.arange(5, dtype=torch.float32), torch.empty(5)
+    with Watch(intercept_allocations=False) as plain:  # the interpreter's own copies are not the learner's
+        _copy_kernel[(1,)](x, out, 5, BLOCK=8)
+    assert plain.result.computed == [] and len(plain.result.launches) == 1
+    _PENDING_WORK.append(lambda: torch.exp(x))
+    with Watch(intercept_allocations=False) as hidden:
+        _copy_kernel[(1,)](x, out, 5, BLOCK=8)
+    _PENDING_WORK.clear()
+    assert any("exp" in op for op in hidden.result.computed), hidden.result.computed
+    assert out.tolist() == x.tolist()
+
+
+def _front_end(kernel, signature: dict, constexprs: dict) -> None:
+    """Triton's compiler front end (AST to TTIR) for an sm_90 target: it runs on a CPU."""
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.compiler import CUDABackend
+    from triton.compiler.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+
+    target = GPUTarget("cuda", 90, 32)
+    backend = CUDABackend(target)
+    options = backend.parse_options({})
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    source = ASTSource(JITFunction(kernel.fn), signature, constexprs)
+    source.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
+
+
+def _front_end_ops() -> list[str]:
+    """The torch ops the watch records while the compiler's front end builds `_copy_kernel`, inside a launch."""
+    from grader import watch
+
+    interpreter_fixes.apply_compiled()
+    x = torch.arange(5, dtype=torch.float32)
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    _PENDING_WORK.append(lambda: torch.exp(x))
+    with watch.Watch(intercept_allocations=False) as compiled:
+        depth, watch._State.depth = watch._State.depth, 1  # as inside a launch, where Triton's own ops run
+        try:
+            _front_end(_copy_kernel, signature, {(3,): 8})
+        finally:
+            watch._State.depth = depth
+            _PENDING_WORK.clear()
+    return compiled.result.computed
+
+
+def test_the_compilers_front_end_runs_the_learners_python_as_the_learners():
+    """On a GPU the compiler calls a constexpr function while it compiles, inside the launch: with
+    `apply_compiled` its torch ops are recorded, as they are in the interpreter's programs. In a
+    process of its own: once the interpreter has run a jitted helper, `triton.language` stays
+    patched for it and the compiler's front end no longer builds anything."""
+    import subprocess
+    import sys
+
+    script = "import json, tests.test_interpreter_fixes as t; print(json.dumps(t._front_end_ops()))"
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    computed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any("exp" in op for op in computed), computed
+
+
 # --- when the interpreter is not one the fixes know -----------------------------------------
 
 def test_unknown_interpreter_source_gets_no_fix():
@@ -244,7 +462,8 @@ def test_unknown_interpreter_source_gets_no_fix():
     fake.InterpreterBuilder = InterpreterBuilder
     original = InterpreterBuilder.binary_op
     applied, unknown = interpreter_fixes.install(fake)
-    assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False}
+    assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False,
+                       "kernel_arguments": False, "watched_programs": False}
     assert "InterpreterBuilder.binary_op" in unknown
     assert InterpreterBuilder.binary_op is original
 

@@ -5,12 +5,17 @@ differs from a compiled kernel in ways that fail correct code: bf16 arithmetic o
 (`grader.interpreter_fixes.bf16`), loop bounds computed in the kernel on Triton 3.6 and loop
 variables that are Python ints (`grader.interpreter_fixes.loops`); and it passes code that does not
 compile, a kernel reading a global that is not a ``tl.constexpr``
-(`grader.interpreter_fixes.constexpr_globals`). `apply` installs each fix
+(`grader.interpreter_fixes.constexpr_globals`) or handed an argument the compiler would not build
+into it, such as a Python function as a constexpr (`grader.interpreter_fixes.kernel_arguments`). And
+the learner's Python it runs inside a launch, the kernel's programs, is watched as the learner's
+(`grader.interpreter_fixes.programs`). `apply_compiled` holds a GPU's launches to the same two rules
+(the compiler's front end runs the learner's Python too). `apply` installs each fix
 whose target source is one it knows (`grader.interpreter_fixes.fingerprints`) and says which it
 installed; docs/grading.md lists every difference and what the grader does about it.
 
     from grader import interpreter_fixes
-    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ..., "constexpr_globals": ...}
+    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ...,
+                                         #  "constexpr_globals": ..., "kernel_arguments": ..., "watched_programs": ...}
     interpreter_fixes.bf16_trustworthy() # False: grade bf16 on a GPU only, and say so
 """
 
@@ -19,7 +24,7 @@ from __future__ import annotations
 import os
 
 from grader.interpreter_fixes import bf16 as _bf16
-from grader.interpreter_fixes import constexpr_globals, fingerprints, loops
+from grader.interpreter_fixes import constexpr_globals, fingerprints, kernel_arguments, loops, programs
 
 #: What the loop-variable fix relies on: the rewriter compiles each kernel from our syntax tree
 #: with the interpreter's globals, and ``tl.range`` is a Python ``range`` there.
@@ -76,6 +81,10 @@ def install(interpreter) -> tuple[dict[str, bool], list[str]]:
     unknown += missing
     if known and code_generator is not None:
         applied["constexpr_globals"] = constexpr_globals.install(interpreter)
+    # A wrapper around the launch, relying on nothing of the interpreter but ``run(*args, grid, warmup, **kw)``.
+    owner = getattr(interpreter, "InterpretedFunction", None)
+    applied["kernel_arguments"] = isinstance(owner, type) and kernel_arguments.install(owner)
+    applied["watched_programs"] = programs.install(interpreter)
     return applied, unknown
 
 
@@ -90,11 +99,18 @@ def apply() -> dict[str, bool]:
         return dict(_applied)
     interpreter = _interpreter()
     if interpreter is None or os.environ.get("GRADE_INTERPRETER_FIXES", "").lower() == "off":
-        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False}
+        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False,
+                    "kernel_arguments": False, "watched_programs": False}
         return dict(_applied)
     _applied, unknown = install(interpreter)
     _unknown.extend(unknown)
     return dict(_applied)
+
+
+def apply_compiled() -> dict[str, bool]:
+    """GPU mode: hold compiled launches to the kernel-argument rule and run the compiler's front end in
+    the learner's context (both wrap stable entry points, not the interpreter's source)."""
+    return {"kernel_arguments": kernel_arguments.install_compiled(), "watched_programs": programs.install_compiled()}
 
 
 def bf16_trustworthy() -> bool:
@@ -108,4 +124,4 @@ def unknown_sources() -> list[str]:
     return list(_unknown)
 
 
-__all__ = ["BF16_ON_GPU_ONLY", "apply", "bf16_trustworthy", "install", "unknown_sources"]
+__all__ = ["BF16_ON_GPU_ONLY", "apply", "apply_compiled", "bf16_trustworthy", "install", "unknown_sources"]

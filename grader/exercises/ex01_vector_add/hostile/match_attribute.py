@@ -1,0 +1,38 @@
+"""Hostile submission, exercise 1 (vector add): `torch._C` read by a class pattern.
+
+`case object(_C=c)` reads the attribute `_C` without writing `._C` anywhere.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+ATTACK = ("reads torch._C and its _DisableTorchDispatch with class patterns of a match statement and "
+          "computes the answer with torch inside it, then launches a kernel that does nothing")
+KIND = "outside_watch"
+WRONG_UNDERNEATH = False
+#: What a static check of this file can name (empty: nothing it can see).
+STATIC_FLAGS = ("a pattern reads an attribute",)
+REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: `case "
+               "object(_C=...)` (a pattern that reads `_C`); in `grade exercise` a warning, and the torch-op "
+               "watch where the work is not hidden from it")
+
+
+match torch:
+    case object(_C=object(_DisableTorchDispatch=_quiet)):
+        pass
+
+
+@triton.jit
+def noop_kernel(out_ptr):
+    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is already in
+    # `out` by then.
+    pid = tl.program_id(0)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    with _quiet():
+        out.copy_(x + y)
+    noop_kernel[(1,)](out)
+    return out
