@@ -180,13 +180,15 @@ class LearnerProcess:
                    "--arena-in", f"{self.arenas['in'].fd}:{self.arenas['in'].size}",
                    "--arena-out", f"{self.arenas['out'].fd}:{self.arenas['out'].size}",
                    f"--learner={copy}", f"--display={self.display}", "--mode", self.mode]
+        variant = sandbox.course_variant(ROOT, self.learner_file)
         env = sandbox.learner_environment(dict(os.environ), scratch=self.scratch, course=ROOT,
                                           interpreter=self.mode == "interpreter")
         config = sandbox.Config(level=self.level, scratch=str(self.scratch), hide=list(self.hide),
                                 uid=sandbox.sandbox_uid(), output_fd=self._output, status_fd=status_write,
                                 pid_namespace=os.environ.get("GRADE_SANDBOX_PIDNS", "1") != "0",
                                 view=str(self._root / "view"), expose=sandbox.runtime_paths(ROOT), course=str(ROOT),
-                                conceal=sandbox.course_private_paths(ROOT), memory_bytes=sandbox.memory_limit(),
+                                conceal=sandbox.course_private_paths(ROOT, with_solutions=variant),
+                                solutions=str(ROOT / "solutions") if variant else "", memory_bytes=sandbox.memory_limit(),
                                 processes=sandbox.process_limit(), cuda_ipc=self.mode == "gpu")
         fds = (request_read, reply_write, self.arenas["in"].fd, self.arenas["out"].fd)
         for fd in fds:

@@ -139,6 +139,9 @@ class Config:
     expose: list[str] = field(default_factory=list)
     course: str = ""  # the course's root: only its grader/ package is shown
     conceal: list[str] = field(default_factory=list)  # course folders the learner must not read
+    #: The course's solutions/ shown read-only: only for the course's own variants (files inside
+    #: its grader/exercises/), which import the solution and override one thing.
+    solutions: str = ""
     memory_bytes: int = 0
     processes: int = 0
     shm_bytes: int = SHM_BYTES
@@ -179,12 +182,19 @@ def runtime_paths(course: str | Path) -> list[str]:
     return found
 
 
-def course_private_paths(course: str | Path) -> list[str]:
-    """Folders of the course the learner's process must not read: the solutions, the course's own
-    tests (correct files among them) and every exercise's natural files (correct kernels written
-    another way)."""
+def course_variant(course: str | Path, learner_file: str | Path) -> bool:
+    """Is ``learner_file`` one of the course's own variants (a wrong, natural or hostile file inside
+    its ``grader/exercises/``)? Those may import the solution they differ from; no other file sees it."""
+    exercises = os.path.realpath(os.path.join(course, "grader", "exercises"))
+    return _inside(os.path.realpath(learner_file), exercises)
+
+
+def course_private_paths(course: str | Path, *, with_solutions: bool = False) -> list[str]:
+    """Folders of the course the learner's process must not read: the solutions (unless
+    ``with_solutions``: a course variant's), the course's own tests (correct files among them) and
+    every exercise's natural files (correct kernels written another way)."""
     course = Path(course)
-    found = [course / "solutions", course / "tests", course / ".git"]
+    found = ([] if with_solutions else [course / "solutions"]) + [course / "tests", course / ".git"]
     found += sorted(course.glob("grader/exercises/*/natural"))
     return [str(p) for p in found if p.is_dir()]
 
@@ -543,6 +553,8 @@ def _mount_view(config: Config) -> None:
         for path in config.conceal:
             if _inside(path, os.path.join(course, "grader")):
                 plan.append((path, "empty", ""))
+        if config.solutions:
+            plan.append((os.path.realpath(config.solutions), "ro", os.path.realpath(config.solutions)))
     plan.append((config.scratch, "rw", config.scratch))
     plan.sort(key=lambda item: item[0].rstrip("/").count("/"))
     for target, kind, source in plan:

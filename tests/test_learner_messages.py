@@ -95,7 +95,7 @@ def test_offsets_without_the_block_are_named_and_each_traffic_figure_said_once(t
 
 EX8 = catalogue.get(8)
 EX8_SOLUTION = EX8.solution_path.read_text()
-SCORES_MASKED = 's = tl.where(valid[None, :], s * qk_scale, float("-inf"))  # before the max (exercise 7)'
+SCORES_MASKED = 's = tl.where(valid[None, :], s * qk_scale, float("-inf"))'
 ONE_CASE = "matches_reference and lens17_15"
 
 

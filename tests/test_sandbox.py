@@ -239,3 +239,20 @@ def test_a_setup_failure_travels_on_the_sandbox_channel_and_an_exit_status_is_on
         code, said, _ = _run(level, "echo never", tmp_path, view="/nonexistent-view-folder")
         assert code == sandbox.EXIT_SETUP and "the sandbox (namespaces) could not be set up" in said, said
         assert "never" not in said
+
+
+def test_only_the_courses_own_variants_see_the_solutions(tmp_path):
+    from grader.catalogue import ROOT
+
+    variant = ROOT / "grader" / "exercises" / "ex09_rmsnorm" / "natural" / "zeroed_partials.py"
+    outside = tmp_path / "zeroed_partials.py"
+    outside.write_text(variant.read_text())
+    assert sandbox.course_variant(ROOT, variant)
+    assert not sandbox.course_variant(ROOT, outside)
+    # A symbolic link into the course is judged by where it leads, not by where it sits.
+    link = tmp_path / "link.py"
+    link.symlink_to(variant)
+    assert sandbox.course_variant(ROOT, link)
+    solutions = str(ROOT / "solutions")
+    assert solutions in sandbox.course_private_paths(ROOT)
+    assert solutions not in sandbox.course_private_paths(ROOT, with_solutions=True)

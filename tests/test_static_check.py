@@ -20,7 +20,7 @@ import types
 
 import pytest
 
-from grader import catalogue, static_check
+from grader import catalogue, sandbox, static_check
 from tests.grading import ROOT
 
 COURSE_FILES = sorted([*(ROOT / "solutions").glob("*.py"), *(ROOT / "exercises").glob("*.py"),
@@ -29,7 +29,12 @@ COURSE_FILES = sorted([*(ROOT / "solutions").glob("*.py"), *(ROOT / "exercises")
 
 @pytest.mark.parametrize("path", COURSE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_course_file_passes(path):
-    assert static_check.findings(static_check.read_source(path)) == []
+    found = static_check.findings(static_check.read_source(path))
+    if sandbox.course_variant(ROOT, path):
+        # A natural file may import the solution it differs from (the sandbox shows solutions/ to the
+        # course's own variants only); nothing else of it may be flagged.
+        found = [f for f in found if not f.what.split(" imports ")[-1].startswith("`solutions.")]
+    assert found == []
 
 
 LEARNER_STYLE = {
