@@ -183,10 +183,12 @@ def runtime_paths(course: str | Path) -> list[str]:
 
 
 def course_variant(course: str | Path, learner_file: str | Path) -> bool:
-    """Is ``learner_file`` one of the course's own variants (a wrong, natural or hostile file inside
-    its ``grader/exercises/``)? Those may import the solution they differ from; no other file sees it."""
+    """Is ``learner_file`` one of the course's own variants (a file in an exercise folder's
+    ``wrong/`` or ``natural/``)? Those may import the solution they differ from; no other file sees
+    it, the hostile corpus (``hostile/``) included: it is graded as a learner's file is."""
+    path = Path(os.path.realpath(learner_file))
     exercises = os.path.realpath(os.path.join(course, "grader", "exercises"))
-    return _inside(os.path.realpath(learner_file), exercises)
+    return _inside(str(path), exercises) and path.parent.name in ("wrong", "natural")
 
 
 def course_private_paths(course: str | Path, *, with_solutions: bool = False) -> list[str]:

@@ -249,6 +249,8 @@ def test_only_the_courses_own_variants_see_the_solutions(tmp_path):
     outside.write_text(variant.read_text())
     assert sandbox.course_variant(ROOT, variant)
     assert not sandbox.course_variant(ROOT, outside)
+    hostile = next((ROOT / "grader" / "exercises").glob("*/hostile/*.py"))
+    assert not sandbox.course_variant(ROOT, hostile)  # graded as a learner's file
     # A symbolic link into the course is judged by where it leads, not by where it sits.
     link = tmp_path / "link.py"
     link.symlink_to(variant)
