@@ -150,15 +150,23 @@ def _template_problems(root: Path, exercise: Exercise, render) -> list[str]:
     if unavailable and exercise.bench_unavailable == unavailable:
         problems.append(f"`bench.unavailable` in {manifest} is still the template's ({unavailable!r}): give the "
                         f"bench its `workload` and sizes, or say why this exercise has none")
-    for relative, text in template.items():
-        if relative == manifest or not (root / relative).is_file():
-            continue
-        left = _sentences(relative, text, exercise) & _sentences(relative, (root / relative).read_text("utf-8"),
-                                                                   exercise)
-        if left:
-            problems.append(f"{relative} still holds the template's text ({sorted(left)[0]!r}): replace it with "
-                            "the exercise's own")
+    for relative, left in template_text_left(root, exercise, template).items():
+        problems.append(f"{relative} still holds the template's text ({sorted(left)[0]!r}): replace it with "
+                        "the exercise's own")
     return problems
+
+
+def template_text_left(root: Path, exercise: Exercise, template: dict[str, str]) -> dict[str, set[str]]:
+    """By file (the manifest aside), the template's sentences still in the exercise's file."""
+    left = {}
+    for relative, text in template.items():
+        if relative == _manifest(exercise) or not (root / relative).is_file():
+            continue
+        found = _sentences(relative, text, exercise) & _sentences(relative, (root / relative).read_text("utf-8"),
+                                                                    exercise)
+        if found:
+            left[relative] = found
+    return left
 
 
 def _traffic_table_problems(root: Path, exercises: list[Exercise]) -> list[str]:
