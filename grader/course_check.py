@@ -236,6 +236,7 @@ def problems(root: Path = catalogue.ROOT) -> list[str]:
                 "checkout, not an installed package"]
     workloads = _dict_keys(bench, "WORKLOADS") or set()
     exercises, found = load(root)
+    every_manifest_reads = not found  # else the table's rows cannot be matched with the exercises
     # A folder whose manifest does not read still names its stub and solution (its manifest is the problem).
     stems = {exercise.stem for exercise in exercises} | {path.parent.name for path in catalogue.manifests(root)}
     named = {f"{folder}/{stem}.py" for stem in stems for folder in ("exercises", "solutions")}
@@ -248,6 +249,6 @@ def problems(root: Path = catalogue.ROOT) -> list[str]:
     for exercise in exercises:
         found += exercise_problems(root, exercise, workloads=workloads)
         found += _template_problems(root, exercise, render)
-    if exercises:
+    if exercises and every_manifest_reads:
         found += _traffic_table_problems(root, exercises)
     return found
