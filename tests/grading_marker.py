@@ -1,8 +1,9 @@
 """Which tests grade: the rule behind the `grading` marker that `pytest -m "not grading"` leaves out.
 
 The rule: a test grades when its function, or a fixture or function of its own module that it reaches,
-names an entry point that starts a learner process, the site build or a browser (`ENTRY_POINTS`), or
-calls something with a `grade` subcommand that grades (`GRADING_COMMANDS`). It is read from the test
+names an entry point that runs a course kernel (in a learner process, or a reference solution in this
+one), builds the site or drives a browser (`ENTRY_POINTS`), or passes a `grade` subcommand that grades
+(`GRADING_COMMANDS`, in its body or its parametrize values). It is read from the test
 module's source, so a new test that grades is marked without anyone remembering to; conftest.py also
 fails any unmarked test that starts a Python or a browser process, so a miss shows up in the fast loop.
 """
@@ -10,9 +11,10 @@ fails any unmarked test that starts a Python or a browser process, so a miss sho
 from __future__ import annotations
 
 import ast
+from fnmatch import fnmatchcase
 
-# Dotted names as the test module imports them (an alias is resolved; `tests.grading` and a bare
-# `grading` are the same module).
+# Dotted names (fnmatch patterns) as the test module imports them: an alias is resolved, and
+# `tests.grading` and a bare `grading` are the same module.
 ENTRY_POINTS = (
     "sys.executable",  # a Python child: `python -m grader.cli ...`, a compile, a wheel build
     "grading.grade",  # tests/grading.py: grades a learner file in a sandboxed child
@@ -21,6 +23,8 @@ ENTRY_POINTS = (
     "grader.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child
     "grader.show.command",
     "hostile_corpus",  # every helper there grades or stages a hostile file for grading
+    "solutions",  # a reference solution run here, in Triton's interpreter, on the exercise's sizes
+    "tools.benchmarks.ex[0-9][0-9]_*",  # an exercise's GPU benchmark, run here on stand-ins: it times the solution
     "site_helpers.build_site",
     "site_helpers.start_chromium",
 )
@@ -58,7 +62,7 @@ def _dotted(node: ast.AST) -> str | None:
 def _is_entry_point(dotted: str) -> bool:
     for entry in ENTRY_POINTS:
         for name in (dotted, dotted.removeprefix("tests.")):
-            if name == entry or name.startswith(entry + ".") or name.endswith("." + entry):
+            if any(fnmatchcase(name, pattern) for pattern in (entry, f"{entry}.*", f"*.{entry}")):
                 return True
     return False
 
@@ -69,6 +73,18 @@ def _names_a_grading_command(call: ast.Call) -> bool:
             argument = argument.elts[0]
         if isinstance(argument, ast.Constant) and argument.value in GRADING_COMMANDS:
             return True
+    return False
+
+
+def _parametrizes_a_grading_command(function: ast.FunctionDef) -> bool:
+    """`@pytest.mark.parametrize("argv", [["show", "1"], ...])`: argument lists that start with a command."""
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call):
+            for values in decorator.args[1:]:
+                for node in ast.walk(values):
+                    if (isinstance(node, (ast.List, ast.Tuple)) and node.elts and isinstance(node.elts[0], ast.Constant)
+                            and node.elts[0].value in GRADING_COMMANDS):
+                        return True
     return False
 
 
@@ -94,6 +110,8 @@ def grading_functions(source: str) -> set[str]:
     uses: dict[str, set[str]] = {}
     for name, function in functions.items():
         used = {argument.arg for argument in function.args.args} & functions.keys()  # fixtures
+        if _parametrizes_a_grading_command(function):
+            grades.add(name)
         for node in (node for statement in function.body for node in ast.walk(statement)):  # not decorators
             if isinstance(node, ast.Call) and _names_a_grading_command(node):
                 grades.add(name)
