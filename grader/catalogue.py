@@ -45,7 +45,7 @@ class CatalogueError(ValueError):
 class BenchSweep:
     """What `grade bench N` sweeps on a GPU (the manifest's ``[bench]`` table)."""
 
-    #: The name of the inputs and PyTorch baselines in `grader.bench_sweep.WORKLOADS`.
+    #: The name of the inputs and PyTorch baselines in `WORKLOADS` of the exercise folder's bench.py.
     workload: str
     #: The shapes, smallest first; keys are the byte model's parameter names, in its order.
     sizes: tuple[dict[str, int], ...] = field(compare=False)

@@ -3,7 +3,7 @@
 For each exercise: its manifest (``grader/exercises/exNN_slug/exercise.toml``) reads without error; its
 stub and solution exist and define the manifest's function; its spec exists and defines the byte model
 the manifest names; its docs page and the chapters it cites exist; its floor names a measurement file
-whose key holds figures, and its floor reason cites that file; `grade bench` knows its workload; its
+whose key holds figures, and its floor reason cites that file; its folder's bench.py has the workload its `[bench]` names; its
 `chapters` are not empty; an exercise with `[expected_traffic]` has its row in the grading page's traffic
 table; and nothing is left of the template's text (the sentences `python -m tools.new_exercise` wrote,
 found by rendering the template for the exercise and comparing). And no stub or solution exists that no
@@ -24,8 +24,10 @@ from pathlib import Path
 from grader import catalogue
 from grader.catalogue import CatalogueError, Exercise
 
-#: The module whose ``WORKLOADS`` a manifest's ``bench.workload`` names.
+#: `grade bench`'s mechanism (its presence tells a checkout from an installed package).
 BENCH_MODULE = "grader/bench_sweep.py"
+#: The file of an exercise's folder whose ``WORKLOADS`` a manifest's ``bench.workload`` names.
+WORKLOAD_FILE = "bench.py"
 #: The tool that writes a new exercise from tools/exercise_template/ (its `rendered` is what it wrote).
 NEW_EXERCISE_TOOL = "tools/new_exercise.py"
 #: The grading page's table of the bytes each solution moves (docs/scripts/traffic_table.py writes it).
@@ -182,7 +184,7 @@ def _traffic_table_problems(root: Path, exercises: list[Exercise]) -> list[str]:
     return problems
 
 
-def exercise_problems(root: Path, exercise: Exercise, *, workloads: set[str]) -> list[str]:
+def exercise_problems(root: Path, exercise: Exercise) -> list[str]:
     """What exercise ``exercise`` lacks in the checkout at ``root``, one sentence each."""
     problems = _file_problems(root, exercise.learner_file, "stub", exercise.function, exercise)
     problems += _file_problems(root, exercise.solution_file, "solution", exercise.function, exercise)
@@ -201,9 +203,13 @@ def exercise_problems(root: Path, exercise: Exercise, *, workloads: set[str]) ->
         if not (root / "docs" / chapter).is_file():
             problems.append(f"`chapters` in {_manifest(exercise)} names docs/{chapter}, which is missing")
     problems += _measurement_problems(root, exercise)
-    if exercise.bench is not None and exercise.bench.workload not in workloads:
-        problems.append(f"`bench.workload` in {_manifest(exercise)} is {exercise.bench.workload!r}, which is not "
-                        f"in `WORKLOADS` of {BENCH_MODULE} (it has {', '.join(sorted(workloads))})")
+    if exercise.bench is not None:
+        bench = f"{catalogue.EXERCISES_FOLDER}/{exercise.stem}/{WORKLOAD_FILE}"
+        source = _read(root, bench)
+        workloads = (_dict_keys(source, "WORKLOADS") or set()) if source is not None else set()
+        if exercise.bench.workload not in workloads:
+            problems.append(f"`bench.workload` in {_manifest(exercise)} is {exercise.bench.workload!r}, which is not "
+                            f"in `WORKLOADS` of {bench} (it has {', '.join(sorted(workloads)) or 'none'})")
     return problems
 
 
@@ -234,7 +240,6 @@ def problems(root: Path = catalogue.ROOT) -> list[str]:
     if bench is None or not (root / catalogue.EXERCISES_FOLDER).is_dir():
         return [f"{BENCH_MODULE} or {catalogue.EXERCISES_FOLDER}/ is missing: check-course runs in a course "
                 "checkout, not an installed package"]
-    workloads = _dict_keys(bench, "WORKLOADS") or set()
     exercises, found = load(root)
     every_manifest_reads = not found  # else the table's rows cannot be matched with the exercises
     # A folder whose manifest does not read still names its stub and solution (its manifest is the problem).
@@ -247,7 +252,7 @@ def problems(root: Path = catalogue.ROOT) -> list[str]:
                              f"{catalogue.EXERCISES_FOLDER}/ or remove the file")
     render = _template_renderer(root)
     for exercise in exercises:
-        found += exercise_problems(root, exercise, workloads=workloads)
+        found += exercise_problems(root, exercise)
         found += _template_problems(root, exercise, render)
     if exercises and every_manifest_reads:
         found += _traffic_table_problems(root, exercises)
