@@ -1,7 +1,8 @@
 """`grade bench N`: sweep sizes on a GPU, your kernel against PyTorch and the copy ceiling.
 
-Each exercise's manifest says which sizes to sweep (its ``[bench]`` table) and names a workload
-here (`WORKLOADS`: how to make the inputs, which PyTorch baselines to time). The byte model is not
+Each exercise's manifest says which sizes to sweep (its ``[bench]`` table) and names a workload of
+its folder's bench.py (``WORKLOADS``: how to make the inputs, which PyTorch baselines to time); this
+module is the mechanism and knows no exercise. The byte model is not
 repeated here: it is the spec's function the manifest names (``byte_model``, ``minimum_bytes``),
 called with the shape's values and ``element_size``, so the bench and the grader can never
 disagree about what "GB/s" means.
@@ -30,7 +31,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
-import torch.nn.functional as F
 
 from grader import catalogue
 from grader.results import Kind
@@ -73,91 +73,11 @@ class BenchConfig:
     copy_source: Callable[[tuple], torch.Tensor] | None = None
 
 
-def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    n = shape["n"]
-    return (torch.randn(n, device=device, dtype=dtype), torch.randn(n, device=device, dtype=dtype))
-
-
-def _rows(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    return (torch.randn(shape["m"], shape["n"], device=device, dtype=dtype),)
-
-
-def _rows_and_bias(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    x = torch.randn(shape["m"], shape["n"], device=device, dtype=dtype)
-    return (x, torch.randn(shape["n"], device=device, dtype=dtype))
-
-
-def _attention_inputs(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    q = torch.randn(shape["B"], shape["H"], shape["S_q"], shape["D"], device=device, dtype=dtype)
-    k = torch.randn(shape["B"], shape["H"], shape["S_k"], shape["D"], device=device, dtype=dtype)
-    return (q, k, torch.randn_like(k))
-
-
-def _paged_cache(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    """A decode step over a paged cache: every sequence S_k tokens, its pages shuffled through the pool."""
-    B, S, ps = shape["B"], shape["S_k"], shape["page_size"]
-    pages = -(-S // ps)
-    k = torch.randn(B * pages, ps, shape["H_kv"], shape["D"], device=device, dtype=dtype)
-    table = torch.randperm(B * pages, device=device).to(torch.int32).reshape(B, pages)
-    lens = torch.full((B,), S, dtype=torch.int32, device=device)
-    q = torch.randn(B, shape["H_q"], shape["D"], device=device, dtype=dtype)
-    return (q, k, torch.randn_like(k), table, lens)
-
-
-def _gathered_sdpa(q, k_cache, v_cache, block_table, cache_lens) -> torch.Tensor:
-    """SDPA on the cache gathered into contiguous (B, H_kv, S, D) tensors (every sequence full length)."""
-    B = block_table.shape[0]
-
-    def gather(pool):
-        return pool[block_table.long()].reshape(B, -1, *pool.shape[2:]).transpose(1, 2)
-
-    out = F.scaled_dot_product_attention(q.unsqueeze(2), gather(k_cache), gather(v_cache), enable_gqa=True)
-    return out.squeeze(2)
-def _logits_and_targets(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    logits = torch.randn(shape["T"], shape["V"], device=device, dtype=dtype)
-    return (logits, torch.randint(0, shape["V"], (shape["T"],), device=device))
-
-
-def _cross_entropy_and_backward(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Eager PyTorch's loss and gradient as training code computes them: F.cross_entropy on the logits
-    in float32, then backward (the gradient lands in a new (T, V) tensor; the logits stay as they are)."""
-    leaf = logits.detach().requires_grad_(True)
-    loss = F.cross_entropy(leaf.float(), target)
-    loss.backward()
-    return loss.detach()
-
-
-def _softmax(x: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(x, dim=-1)
-
-
-def _bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    return F.gelu(x + bias)
-
-
-def _sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    return F.scaled_dot_product_attention(q, k, v)
-
-
-#: RMSNorm's eps in `grade bench 9` (Llama's).
-_RMSNORM_EPS = 1e-6
-
-
-def _rows_weight_eps(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    x = torch.randn(shape["m"], shape["n"], device=device, dtype=dtype)
-    weight = (1 + 0.1 * torch.randn(shape["n"], device=device)).to(dtype)
-    return (x, weight, _RMSNORM_EPS)
-
-
-def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    return F.rms_norm(x, (x.shape[-1],), weight, eps)
-
-
 @dataclass(frozen=True)
 class Workload:
-    """The code half of a bench: how to make the inputs and which PyTorch baselines to time. The data
-    half (sizes, dtype, labels) is the ``[bench]`` table of the exercise's manifest, which names one of
-    `WORKLOADS`; exercises with the same contract (3, 4 and 5: rows -> softmax rows) share one."""
+    """The code half of a bench: how to make the inputs and which PyTorch baselines to time, in the
+    ``WORKLOADS`` of the exercise folder's bench.py. The data half (sizes, dtype, labels) is the
+    ``[bench]`` table of the exercise's manifest, whose ``workload`` names one of them."""
 
     make_inputs: Callable[[Shape, torch.dtype, str], tuple]
     baselines: dict[str, Callable[..., torch.Tensor]]
@@ -168,24 +88,22 @@ class Workload:
     copy_source: Callable[[tuple], torch.Tensor] | None = None
 
 
-WORKLOADS: dict[str, Workload] = {
-    "vector_add": Workload(make_inputs=_vectors, baselines={"torch": torch.add}),
-    "bias_gelu": Workload(make_inputs=_rows_and_bias, baselines={"torch": _bias_gelu}),
-    "softmax": Workload(make_inputs=_rows, baselines={"torch": _softmax}),
-    "attention": Workload(
-        make_inputs=_attention_inputs, baselines={"torch sdpa": _sdpa}, metric="tflops",
-        flops=lambda s: 4.0 * s["B"] * s["H"] * s["S_q"] * s["S_k"] * s["D"],  # = spec flops(..., causal=False)
-        # Against SDPA, fp16 (fp32 accumulation in both, different summation order): the spec's 2e-2/1e-2.
-        tolerance={torch.float16: (1e-2, 2e-2), torch.bfloat16: (2e-2, 5e-2), torch.float32: (1e-2, 1e-2)},
-    ),
-    "paged_decode": Workload(make_inputs=_paged_cache, baselines={"torch sdpa (gathered)": _gathered_sdpa}),
-    # The forward returns (y, rstd): y is checked.
-    "rmsnorm_forward": Workload(make_inputs=_rows_weight_eps, baselines={"torch": _rms_norm},
-                                output=lambda result: result[0]),
-    # The loss is a 0-dim tensor and the gradient is written into the logits: the copy row copies them.
-    "cross_entropy": Workload(make_inputs=_logits_and_targets, baselines={"torch": _cross_entropy_and_backward},
-                              copy_source=lambda args: args[0]),
-}
+#: The module of an exercise's folder that holds its workloads: ``WORKLOADS``, by the name the manifest's
+#: ``[bench] workload`` gives.
+WORKLOAD_MODULE = "bench"
+
+
+def workload_of(exercise: catalogue.Exercise) -> Workload | None:
+    """The workload the manifest names, from the exercise folder's bench.py (None when it has none)."""
+    name = f"{exercise.spec_module.rsplit('.', 1)[0]}.{WORKLOAD_MODULE}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as missing:
+        if missing.name != name:
+            raise
+        return None
+    return getattr(module, "WORKLOADS", {}).get(exercise.bench.workload)
+
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -195,10 +113,10 @@ def config_of(exercise: catalogue.Exercise) -> BenchConfig:
     bench = exercise.bench
     if bench is None:
         raise BenchUnavailable(f"no bench for exercise {exercise.number}: {exercise.bench_unavailable}")
-    workload = WORKLOADS.get(bench.workload)
+    workload = workload_of(exercise)
     if workload is None:
         raise BenchUnavailable(f"no bench for exercise {exercise.number}: its manifest names the workload "
-                               f"{bench.workload!r}, which grader/bench_sweep.py does not have")
+                               f"{bench.workload!r}, which {exercise.stem}/{WORKLOAD_MODULE}.py does not have")
     extra = {"tolerance": workload.tolerance} if workload.tolerance is not None else {}
     return BenchConfig(sizes=tuple(dict(size) for size in bench.sizes), make_inputs=workload.make_inputs,
                        baselines=dict(workload.baselines), x_key=bench.x_key, x_label=bench.x_label,

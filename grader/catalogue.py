@@ -45,7 +45,7 @@ class CatalogueError(ValueError):
 class BenchSweep:
     """What `grade bench N` sweeps on a GPU (the manifest's ``[bench]`` table)."""
 
-    #: The name of the inputs and PyTorch baselines in `grader.bench_sweep.WORKLOADS`.
+    #: The name of the inputs and PyTorch baselines in `WORKLOADS` of the exercise folder's bench.py.
     workload: str
     #: The shapes, smallest first; keys are the byte model's parameter names, in its order.
     sizes: tuple[dict[str, int], ...] = field(compare=False)
@@ -209,7 +209,8 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
     slug = r.get(data, "slug", str)
     folder = _FOLDER_NAME.fullmatch(path.parent.name)
     if folder is None:
-        raise CatalogueError(f"{shown}: the folder {path.parent.name!r} must be named exNN_slug (ex03_softmax)")
+        raise CatalogueError(f"{shown}: the folder {path.parent.name!r} must be named exNN_slug: two digits, an "
+                             "underscore and the slug")
     if int(folder.group(1)) != number:
         raise r.error("number", f"is {number}, but the folder {path.parent.name} says {int(folder.group(1))}")
     if folder.group(2) != slug:

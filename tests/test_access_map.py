@@ -19,7 +19,7 @@ import triton.language as tl
 from rich.console import Console
 from triton.runtime import interpreter
 
-from grader import access_figure, access_terminal, guards
+from grader import access_figure, access_terminal, catalogue, guards
 from grader.access_layout import program_grid, tensor_grids
 from grader.access_map import AccessMap, ShowCase, parse_size, record_access_map
 from grader import interpreter_fixes
@@ -270,12 +270,12 @@ def test_parse_size():
             parse_size(bad, (5, 781, 1000), ("M", "N", "S"), "5,781,1000")
 
 
-@pytest.mark.parametrize("module", ["ex01_vector_add", "ex02_bias_gelu", "ex03_softmax", "ex04_softmax_persistent",
-                                    "ex05_online_softmax", "ex07_flash_attention"])
-def test_every_exercise_with_tensors_chooses_a_show_input(module):
+@pytest.mark.parametrize("exercise", [e for e in catalogue.EXERCISES if "\ndef show_inputs(" in e.spec_file.read_text()],
+                         ids=lambda e: e.stem)
+def test_every_exercise_with_tensors_chooses_a_show_input(exercise):
     import importlib
 
-    spec = importlib.import_module(f"grader.exercises.{module}.spec")
+    spec = importlib.import_module(exercise.spec_module)
     case = spec.show_inputs(None)
     assert isinstance(case, ShowCase) and case.label
     tensors = [v for v in list(case.inputs.values()) + list(case.kwargs.values()) if isinstance(v, torch.Tensor)]

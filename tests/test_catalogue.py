@@ -38,11 +38,11 @@ def test_an_exercise_knows_its_folder_and_files():
 
 
 def test_the_site_titles_and_tables_have_what_they_need():
+    """The nav, the exercise tables and the path table read these fields of every manifest."""
     nav = [e.nav_title for e in catalogue.EXERCISES]
-    assert nav == ["Vector add", "Bias + GELU", "Fused softmax", "Persistent softmax", "Online softmax",
-                   "Amdahl's Law", "FlashAttention", "Decode over a paged KV cache", "RMSNorm",
-                   "Cross-entropy, 128k vocabulary"]
+    assert len(set(nav)) == len(nav), "two exercises share a nav title"
     for e in catalogue.EXERCISES:
+        assert e.nav_title.strip() and len(e.nav_title) <= len(e.title), e.stem
         assert e.you_learn and e.chapters, e.stem
         assert all((catalogue.ROOT / "docs" / chapter).is_file() for chapter in e.chapters), e.stem
 
@@ -55,8 +55,10 @@ def test_a_spec_reads_its_constants_from_the_manifest():
 
 
 def test_an_unknown_number_names_the_range():
-    with pytest.raises(KeyError, match="the course has exercises 1 to 10"):
-        catalogue.get(42)
+    last = catalogue.EXERCISES[-1].number
+    with pytest.raises(KeyError) as caught:
+        catalogue.get(last + 1)
+    assert caught.value.args[0].endswith(f"the course has exercises 1 to {last}")
 
 
 @pytest.fixture

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from grader import catalogue, cli, course_check
+from tools import new_exercise
 
 ROOT = catalogue.ROOT
 #: What check-course reads; a copy of these is a course as far as it can tell.
-COURSE_PARTS = ("exercises", "solutions", "grader", "docs/exercises", "docs/chapters")
+COURSE_PARTS = ("exercises", "solutions", "grader", "docs/exercises", "docs/chapters", "docs/assets/traffic-table.txt",
+                "tools/new_exercise.py", "tools/exercise_template")
 
 
 def copy_course(target: Path) -> Path:
@@ -25,6 +27,7 @@ def copy_course(target: Path) -> Path:
             shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__", "wrong", "natural",
                                                                                  "hostile"))
         else:
+            (target / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / part)
     measurements = target / "docs" / "measurements"
     measurements.mkdir(parents=True)
@@ -60,14 +63,24 @@ def _rename_function(path: Path, old: str, new: str) -> None:
 
 
 EX3 = catalogue.get(3)
-
 MANIFEST3 = "grader/exercises/ex03_softmax/exercise.toml"
+#: The manifest tools/new_exercise.py writes, before the exercise's own text replaces it.
+TEMPLATE_MANIFEST = catalogue.tomllib.loads(new_exercise.rendered(
+    EX3.number, EX3.slug, title=EX3.title, function=EX3.function, nav_title=EX3.nav_title)[MANIFEST3])
+
 
 
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{old!r} is not in {path}"
     path.write_text(text.replace(old, new, 1))
+
+
+def _drop_lines(path: Path, start: str) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(start)]
+    assert len(kept) == len(lines) - 1, f"no line of {path} starts with {start!r}"
+    path.write_text("".join(kept))
 
 
 # (what is taken away, how, the words the report must contain)
@@ -95,9 +108,21 @@ BREAKAGES = {
     "manifest-type": (lambda root: _edit(root / MANIFEST3, "fraction = 0.8", 'fraction = "0.8"'),
                       [f"{MANIFEST3}: `floor.fraction` must be an integer or a number, not a string"]),
     "bench": (lambda root: _edit(root / MANIFEST3, 'workload = "softmax"', 'workload = "softmx"'),
-              [f"`bench.workload` in {MANIFEST3} is 'softmx'", "WORKLOADS"]),
-    "bench-missing": (lambda root: _edit(root / "grader/exercises/ex06_amdahl/exercise.toml", "[bench]", "[benchmark]"),
-                      ["grader/exercises/ex06_amdahl/exercise.toml: `benchmark` is not a field the catalogue knows"]),
+              [f"`bench.workload` in {MANIFEST3} is 'softmx'", "`WORKLOADS` of grader/exercises/ex03_softmax/bench.py"]),
+    "bench-file": (lambda root: (root / "grader/exercises/ex03_softmax/bench.py").unlink(),
+                   [f"`bench.workload` in {MANIFEST3} is 'softmax'", "ex03_softmax/bench.py (it has none)"]),
+    "bench-missing": (lambda root: _edit(root / MANIFEST3, "[bench]", "[benchmark]"),
+                      [f"{MANIFEST3}: `benchmark` is not a field the catalogue knows"]),
+    "chapters-empty": (lambda root: _edit(root / MANIFEST3, 'chapters = ["chapters/04_fused_softmax.md"]', "chapters = []"),
+                       [f"`chapters` in {MANIFEST3} is empty"]),
+    "template-field": (lambda root: _edit(root / MANIFEST3, f"you_learn = {EX3.you_learn!r}".replace("'", '"'),
+                                          f'you_learn = "{TEMPLATE_MANIFEST["you_learn"]}"'),
+                       [f"`you_learn` in {MANIFEST3} is still the template's text"]),
+    "template-sentence": (lambda root: _edit(root / "docs/exercises/ex03_softmax.md", "## What you will write\n",
+                                             "## What you will write\n\nA Triton kernel and its launcher: `softmax(x)`.\n"),
+                          ["docs/exercises/ex03_softmax.md still holds the template's text"]),
+    "traffic-row": (lambda root: _drop_lines(root / "docs/assets/traffic-table.txt", "| 3 · softmax |"),
+                    ["traffic-table.txt has no row for exercise 3", "traffic_table.py"]),
     "stray-file": (lambda root: (root / "exercises/ex11_extra.py").write_text("def extra(): pass\n"),
                    ["exercises/ex11_extra.py belongs to no exercise"]),
 }

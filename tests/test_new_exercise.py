@@ -1,6 +1,8 @@
 """Adding an exercise is one grader folder, one stub, one solution and one docs page: in a copy of the
-course, `python -m tools.new_exercise` writes them from the template, `grade check-course` passes,
-the solution passes `grade exercise N` in Triton's interpreter, and no other file was edited."""
+course, `python -m tools.new_exercise` writes them from the template and no other file is edited; the
+solution passes `grade exercise N` in Triton's interpreter; `grade check-course` refuses the exercise
+while the template's text is in place, and passes once it is the exercise's own (and the traffic table
+has its row)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from grader import catalogue
 
 ROOT = catalogue.ROOT
 #: What a course needs for check-course and grading (learner files of the course's own tests left out).
-PARTS = ("grader", "exercises", "solutions", "docs/exercises", "docs/chapters", "tools/__init__.py",
-         "tools/new_exercise.py", "tools/exercise_template")
+PARTS = ("grader", "exercises", "solutions", "docs/exercises", "docs/chapters", "docs/assets/traffic-table.txt",
+         "tools/__init__.py", "tools/new_exercise.py", "tools/exercise_template")
 
 
 def copy_course(target: Path) -> Path:
@@ -66,9 +68,6 @@ def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
         f"grader/exercises/{stem}/spec.py", f"exercises/{stem}.py", f"solutions/{stem}.py",
         f"docs/exercises/{stem}.md"])
 
-    checked = run(course, "-m", "grader.cli", "check-course")
-    assert checked.returncode == 0 and "check-course: OK, 11 exercises" in checked.stdout, checked.stdout + checked.stderr
-
     env = {**os.environ, "GRADE_STATE_DIR": str(tmp_path / "state"), "TRITON_INTERPRET": "1"}
     graded = run(course, "-m", "grader.cli", "exercise", str(number), "--from", f"solutions/{stem}.py", "--json",
                  env=env)
@@ -77,6 +76,48 @@ def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
     names = {check["name"] for check in result["checks"]}
     assert {"matches_reference[n4093-fp32]", "traffic"} <= names
     assert any(c["name"] == "performance" and "not measured (no GPU)" in c["message"] for c in result["checks"])
+
+    refused = run(course, "-m", "grader.cli", "check-course")
+    said = " ".join(refused.stdout.split())
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    for piece in ("`chapters` in", "`you_learn` in", "`hints` in", "`bench.unavailable` in", f"exercises/{stem}.py",
+                  f"docs/exercises/{stem}.md", f"grader/exercises/{stem}/spec.py", "traffic-table.txt has no row"):
+        assert piece in said, f"check-course did not name {piece}: {said}"
+
+    make_it_its_own(course, stem, number, result["traffic"])
+    checked = run(course, "-m", "grader.cli", "check-course")
+    assert checked.returncode == 0 and f"check-course: OK, {number} exercises" in checked.stdout, \
+        checked.stdout + checked.stderr
+
+
+def make_it_its_own(course: Path, stem: str, number: int, traffic: dict) -> None:
+    """What a maintainer does after the tool: the manifest's text, the chapters, the bench's reason, every
+    sentence the template wrote, and the traffic table's row (from the solution's own grading)."""
+    from docs.scripts.traffic_table import row
+    from grader import course_check
+    from tools import new_exercise
+
+    manifest = course / f"grader/exercises/{stem}/exercise.toml"
+    text = manifest.read_text()
+    text = text.replace('chapters = []', f'chapters = ["{catalogue.EXERCISES[0].chapters[0]}"]')
+    lines = text.splitlines()
+    start = lines.index("hints = [")
+    lines[start:lines.index("]", start) + 1] = ['hints = ["Copy\'s own hint: one load, one store, one mask."]']
+    text = "\n".join(lines) + "\n"
+    text = text.replace('you_learn = "what the exercise teaches, in one phrase"', 'you_learn = "a copy\'s own lesson"')
+    text = text.replace('its sizes and workload are not chosen yet', "a copy's bench would be exercise 1's")
+    manifest.write_text(text)
+    exercise = catalogue.read_manifest(manifest, course)
+    template = new_exercise.rendered(exercise.number, exercise.slug, title=exercise.title,
+                                     function=exercise.function, nav_title=exercise.nav_title)
+    for relative, sentences in course_check.template_text_left(course, exercise, template).items():
+        path = course / relative
+        source = path.read_text()
+        for sentence in sentences:
+            source = source.replace(sentence, sentence.replace(" ", " copy's own ", 1))
+        path.write_text(source)
+    table = course / "docs/assets/traffic-table.txt"
+    table.write_text(table.read_text().rstrip("\n") + "\n" + row(number, exercise.slug, traffic) + "\n")
 
 
 def test_the_tool_refuses_a_bad_name_and_an_existing_exercise(tmp_path, capsys):

@@ -57,6 +57,18 @@ def next_number(root: Path) -> int:
     return max(numbers, default=0) + 1
 
 
+def rendered(number: int, slug: str, *, title: str, function: str, nav_title: str) -> dict[str, str]:
+    """The template's files as written for this exercise, by path relative to the repository root
+    (`grade check-course` compares an exercise with them to find text left from the template)."""
+    stem = f"ex{number:02d}_{slug}"
+    values = {"number": number, "slug": slug, "stem": stem, "title": title.replace('"', "'"),
+              "nav_title": nav_title.replace('"', "'"), "function": function,
+              "underline": "=" * len(f"Exercise {number} · {nav_title}")}
+    return {target.format(stem=stem): keep(Template((TEMPLATE / name).read_text(encoding="utf-8")).substitute(values),
+                                           part)
+            for target, (name, part) in FILES.items()}
+
+
 def create(root: Path, slug: str, *, title: str, function: str, nav_title: str | None = None,
            number: int | None = None) -> list[Path]:
     """Write the new exercise's files under ``root``; the paths written. ValueError with a sentence
@@ -66,21 +78,17 @@ def create(root: Path, slug: str, *, title: str, function: str, nav_title: str |
     if not function.isidentifier():
         raise ValueError(f"the function must be a Python name, not {function!r}")
     number = number or next_number(root)
-    stem = f"ex{number:02d}_{slug}"
-    nav_title = nav_title or title.split(":")[0]
-    values = {"number": number, "slug": slug, "stem": stem, "title": title.replace('"', "'"),
-              "nav_title": nav_title.replace('"', "'"), "function": function,
-              "underline": "=" * len(f"Exercise {number} · {nav_title}")}
-    targets = {root / target.format(stem=stem): source for target, source in FILES.items()}
-    existing = [str(path.relative_to(root)) for path in targets if path.exists()]
+    files = rendered(number, slug, title=title, function=function, nav_title=nav_title or title.split(":")[0])
+    existing = [relative for relative in files if (root / relative).exists()]
     if existing:
         raise ValueError(f"{', '.join(existing)} already exist: choose another slug or number")
     written = []
-    for target, (name, part) in targets.items():
-        text = keep(Template((TEMPLATE / name).read_text(encoding="utf-8")).substitute(values), part)
+    for relative, text in files.items():
+        target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         written.append(target)
+    stem = f"ex{number:02d}_{slug}"
     init = root / "grader" / "exercises" / stem / "__init__.py"
     init.write_text("", encoding="utf-8")
     written.append(init)
