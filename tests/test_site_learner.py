@@ -70,6 +70,9 @@ def solution_only_lines(exercise, stubs: str | None = None) -> list[str]:
 #: Single lines a lesson teaches on purpose, and the pages that show them (the search index shows them
 #: too, since it indexes those pages). Nothing else of a solution may be on the site.
 TAUGHT = {
+    # Chapter 1 teaches the launch before exercise 1 with a kernel of its own (a "double"): its
+    # program's first index is the idiom every elementwise kernel shares, and hint 1 says it too.
+    "offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)": {"chapters/01_memory_bound/index.html"},
     'x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf"))':
         {"chapters/04_fused_softmax/index.html"},  # the masked load: -inf is the identity of max
     'm_ref = tl.where(m_new == float("-inf"), 0.0, m_new)':  # the guard for a block of -inf
