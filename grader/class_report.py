@@ -339,7 +339,7 @@ def _fraction_plot(rows: list[Row], floor: float | None, label: str) -> bytes:
                zorder=3)
     if floor is not None:
         ax.axvline(floor, color="#b22222", linestyle="--", label=f"floor {floor:.0%}")
-    ax.axvline(1.0, color="#555555", linestyle=":", label="ceiling")
+    ax.axvline(1.0, color="#555555", linestyle=":", label=f"1.0: {label.removeprefix('fraction of ')}")
     ax.set_yticks(list(ys))
     ax.set_yticklabels([r.name for r in ordered], fontsize=7)
     ax.set_xlim(0, max(1.05, max(r.fraction for r in ordered) + 0.05))

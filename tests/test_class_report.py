@@ -237,6 +237,15 @@ def test_a_gpu_report_plots_fractions_and_names_who_is_near_the_floor(tmp_path):
     assert "NVIDIA H200 (driver 570.1)" in page
 
 
+def test_what_a_file_says_is_shown_as_text_never_as_markup(tmp_path):
+    results = {"mallory.py": [check("matches_reference[n1]", False,
+                                    message="<img src=x onerror=alert(1)> and `<b>` and </table>")]}
+    page = class_report.render(batch.summary(graded(tmp_path, results, "interpreter"), EX1, seed=3, points=100,
+                                             select="<script>"), EX1)
+    assert "<img src=x" not in page and "</table> and" not in page and "<script>" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt; and <code>&lt;b&gt;</code>" in page
+
+
 def test_the_same_mistake_in_two_files_is_one_row():
     a = class_report.mistake_key("masking", "your kernel wrote 24 elements past the end of `out` (a.py:42: `tl.store(p, x)`)")
     b = class_report.mistake_key("masking", "your kernel wrote 1023 elements past the end of `out` (b.py:7)")
