@@ -255,9 +255,12 @@ def _credit_sentence(s: Submission, points: float) -> str:
     """How the score was made: each family's share of the points, and what did not count."""
     shares = class_scoring.shares(s.counted, s.grading, points)
     parts = ", ".join(f"{family} {share:g}" for family, share in shares.items())
-    missing = [f for f in catalogue.FAMILIES if f not in shares and s.grading.weights.get(f)]
-    why = {"performance": "not measured here (no GPU)"}
-    extra = "".join(f"; {f} {why.get(f, 'has no check in this run')}" for f in missing)
+    extra = ""
+    for family in catalogue.FAMILIES:
+        if family not in shares and s.grading.weights.get(family):  # its weight went to the others: say why
+            skipped = next((c.message for c in s.run.checks if c.skipped and s.grading.family(c.name) == family
+                            and c.message), None)
+            extra += f"; {skipped or f'{family}: no check in this run'}"
     return f"Partial credit by family of checks, out of {points:g}: {parts}{extra}."
 
 
