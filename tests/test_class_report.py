@@ -156,6 +156,13 @@ def test_a_family_weighted_zero_earns_nothing_and_the_rest_share_the_points():
 
 # --- ranks ------------------------------------------------------------------------------------------
 
+def test_only_a_gpu_run_has_a_fraction_to_rank_by():
+    assert class_scoring.leaderboard_value("gpu", {"fraction": 0.91234, "unit": "gbps"}) == 0.9123
+    assert class_scoring.leaderboard_value("interpreter", {"fraction": 0.91}) is None  # ranks from the checks alone
+    assert class_scoring.leaderboard_value("gpu", {"fraction": None, "unit": "amdahl"}) is None
+    assert class_scoring.leaderboard_value("gpu", None) is None
+
+
 def test_ranks_share_places_within_the_margin_and_survive_noise_below_it():
     first = [class_scoring.Standing("a", 100, 0.90), class_scoring.Standing("b", 100, 0.89),
              class_scoring.Standing("c", 100, 0.80), class_scoring.Standing("d", 60, None),
