@@ -186,11 +186,31 @@ def _scores_section(rows: list[Row], points: float, grading: catalogue.Grading) 
     weights = ", ".join(f"{family} {grading.weights.get(family, 0):g}" for family in catalogue.FAMILIES)
     lessons = ", ".join(f"<code>{_text(name)}</code>" for name in grading.lessons)
     plot = _image(_score_histogram([r.score for r in rows], points), "Distribution of the class's scores")
-    return (f"<section id='scores'><h2>Scores</h2>{plot}"
+    return (f"<section id='scores'><h2>Scores</h2>{plot}{_checks_table(rows, grading)}"
             f"<p>Partial credit by family of checks, weighted {weights}: each family present earns its weight "
             f"times the share of its checks that passed, scaled to {points:g} points; a family with no check in "
             f"the run (performance without a GPU) leaves its weight to the others. Lessons are the checks "
             f"{lessons}; performance is the timed check; every other check is correctness.</p></section>")
+
+
+def _checks_table(rows: list[Row], grading: catalogue.Grading) -> str:
+    """Per check, as nbgrader and otter-grader give per question: how many files passed every case of it."""
+    ran: dict[str, list[bool]] = {}
+    for row in rows:
+        cases: dict[str, bool] = {}
+        for c in row.checks:
+            if c.get("skipped") or c.get("kind") == "rejected":
+                continue  # skipped by design or not run after a stop: the file did not meet this check
+            group = str(c.get("name") or "").split("[", 1)[0]
+            cases[group] = cases.get(group, True) and bool(c.get("passed"))
+        for group, passed in cases.items():
+            ran.setdefault(group, []).append(passed)
+    if not ran:
+        return ""
+    body = "".join(f"<tr><td><code>{_text(group)}</code></td><td>{_text(grading.family(group))}</td>"
+                   f"<td>{sum(results)} of {len(results)}</td></tr>" for group, results in ran.items())
+    return ("<table id='checks-table'><caption>Each check: the files that passed every one of its cases, of the "
+            f"files it ran on</caption><tr><th>check</th><th>family</th><th>files</th></tr>{body}</table>")
 
 
 def _performance_section(rows: list[Row], measured: list[Row], exercise: catalogue.Exercise) -> str:

@@ -297,6 +297,8 @@ def test_the_class_report_ranks_the_mistakes_and_says_performance_was_not_measur
     mistakes = re.findall(r"<tr><td>(\d+)</td><td>(\d) of 7</td><td>([^<]+)<br>", page)
     assert mistakes == [("1", "2", "a read or write outside a tensor"),
                         ("2", "1", "wrong answer, or a rule of the exercise broken")]
+    checks = dict(re.findall(r"<tr><td><code>(\w+)</code></td><td>\w+</td><td>(\d of \d)</td></tr>", page))
+    assert checks == {"matches_reference": "3 of 5", "traffic": "2 of 5"}  # fay.py and gus.py ran no check
     assert "seen by cleo.py, dan.py" in page and "3. Masking pitfalls" in page and "1. Memory-bound reasoning" in page
     refused = page[page.index("<section id='refused'>"):]
     assert "fay.py</b>: the class grader refuses this file" in refused and "gus.py</b> could not be graded" in refused
