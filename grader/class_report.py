@@ -271,7 +271,7 @@ def _ranks_section(rows: list[Row], ranks: dict[str, int], grading: catalogue.Gr
         f"<tr><td>{ranks[r.name]}</td><td>{_text(r.name)}</td><td>{r.score:g}</td>"
         f"<td>{'passed' if r.passed else 'failed'}</td>"
         f"<td>{f'{r.fraction:.1%}' if r.fraction is not None else 'not measured'}</td>"
-        f"<td>{_sentence(r.first_failure[:300])}</td></tr>" for r in ordered)
+        f"<td>{_sentence(_clip(r.first_failure, 300))}</td></tr>" for r in ordered)
     return ("<section id='ranks'><h2>Ranks</h2><p>By score, then by the "
             f"{_text(grading.leaderboard)} where a GPU measured it; files with equal scores whose fractions lie "
             f"within {grading.rank_margin:.0%} of the first of their group share a rank. Without a GPU ranks come "
@@ -302,6 +302,16 @@ def _text(value: str) -> str:
 def _sentence(value: str) -> str:
     """A learner's sentence: escaped, with its `code` spans set as code."""
     return _CODE.sub(r"<code>\1</code>", _text(value))
+
+
+def _clip(value: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a word and never inside a `code` span."""
+    if len(value) <= limit:
+        return value
+    cut = value[:limit].rsplit(" ", 1)[0]
+    if cut.count("`") % 2:
+        cut = cut[:cut.rindex("`")].rstrip()
+    return cut + " …"
 
 
 def _chapter(path: str) -> str:

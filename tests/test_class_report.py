@@ -253,6 +253,14 @@ def test_what_a_file_says_is_shown_as_text_never_as_markup(tmp_path):
     assert "&lt;img src=x onerror=alert(1)&gt; and <code>&lt;b&gt;</code>" in page
 
 
+def test_a_long_sentence_is_cut_between_words_and_outside_code():
+    said = "your kernel read `x` twice: " + "and more " * 40 + "`tl.store(out_ptr + offs, x)` " + "words " * 20
+    for limit in (30, 60, 400, 406, 412, 420):  # the code span holds 388 to 417, spaces inside
+        clipped = class_report._clip(said, limit)
+        assert len(clipped) <= limit + 2 and clipped.count("`") % 2 == 0 and clipped.endswith(" …"), clipped
+    assert class_report._clip("short", 300) == "short"
+
+
 def test_the_same_mistake_in_two_files_is_one_row():
     a = class_report.mistake_key("masking",
                                  "your kernel wrote 24 elements past the end of `out` (a.py:42: `tl.store(p, x)`)")
