@@ -40,13 +40,14 @@ def make_class(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob("*.py"))
 
 
-def grade(folder: Path, out: Path, state: Path) -> dict | None:
+def grade(folder: Path, out: Path, state: Path, cache: Path) -> dict | None:
     command = [sys.executable, "-m", "grader.cli", "batch", str(folder), "--exercise", str(EXERCISE.number),
                "--seed", str(SEED), "--select", SELECT, "--jobs", "1", "--out", str(out),
                "--report", str(out / "report.html")]
     started = time.monotonic()
-    batch = subprocess.Popen(command, env=dict(os.environ, GRADE_STATE_DIR=str(state)), stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+    # One ceiling cache for both batches: the first file measures the card's ceiling, every file is a fraction of it.
+    env = dict(os.environ, GRADE_STATE_DIR=str(state), GRADE_CACHE_DIR=str(cache))
+    batch = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         printed, _ = batch.communicate(timeout=BATCH_SECONDS)
     except subprocess.TimeoutExpired:  # SIGTERM: the batch stops its runs and keeps what it graded
@@ -78,7 +79,7 @@ def main() -> None:
     names = make_class(scratch / "class")
     batches = []
     for i in range(1, BATCHES + 1):
-        records = grade(scratch / "class", out / f"batch-{i}", scratch / f"state-{i}")
+        records = grade(scratch / "class", out / f"batch-{i}", scratch / f"state-{i}", scratch / "cache")
         if records is not None:
             batches.append(records)
     rows = []
