@@ -152,7 +152,7 @@ def render(records: dict, exercise: catalogue.Exercise) -> str:
         + ".</p>",
         _card_section(rows),
         _scores_section(rows, points, grading),
-        _performance_section(rows, measured, exercise),
+        _performance_section(measured, exercise, on_gpu=any(r.mode == "gpu" for r in rows)),
         _mistakes_section(mistakes(rows, exercise), len(rows)),
         _ranks_section(rows, ranks, grading),
         _refused_section(rows),
@@ -213,9 +213,13 @@ def _checks_table(rows: list[Row], grading: catalogue.Grading) -> str:
             f"files it ran on</caption><tr><th>check</th><th>family</th><th>files</th></tr>{body}</table>")
 
 
-def _performance_section(rows: list[Row], measured: list[Row], exercise: catalogue.Exercise) -> str:
+def _performance_section(measured: list[Row], exercise: catalogue.Exercise, *, on_gpu: bool) -> str:
     grading = exercise.grading
     head = f"<section id='performance'><h2>Speed against the floor ({_text(grading.leaderboard)})</h2>"
+    if not measured and on_gpu:
+        return (head + "<p class='notice'>Performance was not measured: no file's performance check ran to a "
+                "measurement (was it left out by <code>--select</code>, or did every file fail before it?)."
+                "</p></section>")
     if not measured:
         return (head + "<p class='notice'>Performance was not measured: these files were graded without a GPU "
                 "(timing Triton's interpreter would measure Python, not memory). Grade the class on a GPU for "

@@ -244,6 +244,15 @@ def test_a_gpu_report_plots_fractions_and_names_who_is_near_the_floor(tmp_path):
     assert "NVIDIA H200 (driver 570.1)" in page
 
 
+def test_a_gpu_batch_that_timed_nothing_says_so_without_blaming_the_card(tmp_path):
+    results = {"a.py": [check("matches_reference[n1]", True)], "b.py": [check("matches_reference[n1]", False)]}
+    page = class_report.render(batch.summary(graded(tmp_path, results, "gpu"), EX1, seed=3, points=100,
+                                             select="matches_reference"), EX1)
+    speed = page[page.index("<section id='performance'>"):page.index("<section id='mistakes'>")]
+    assert "no file's performance check ran to a measurement" in speed and "without a GPU" not in speed
+    assert page.count("<img") == 1 and "Graded on a GPU: its name was not recorded" in page
+
+
 def test_what_a_file_says_is_shown_as_text_never_as_markup(tmp_path):
     results = {"mallory.py": [check("matches_reference[n1]", False,
                                     message="<img src=x onerror=alert(1)> and `<b>` and </table>")]}
