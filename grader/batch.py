@@ -16,9 +16,11 @@ machine). Outputs are written here, by the grading process, after each submissio
 are gone, each file atomically (a temporary file, then a rename), so an interrupted batch keeps
 everything graded so far and a file in the way of one output costs that output, not the batch.
 
-Scores: every check that ran counts one point, scaled so a submission is out of ``points``
-(default 100). Checks skipped by design (performance without a GPU) count for nobody; checks
-not run because an earlier failure stopped the run (a stub, an import error) count as failed.
+Scores: partial credit by family of checks (correctness, lessons, performance), weighted as the
+exercise's manifest says (`grader.class_scoring`), out of ``points`` (default 100). Checks skipped by
+design (performance without a GPU) count for nobody; checks not run because an earlier failure stopped
+the run (a stub, an import error) count as failed. With a report path, `grader.class_report` writes the
+class at a glance (one HTML file) once the batch ends.
 
 Written to the output folder (printed): ``summary.csv`` and ``summary.json``; with
 ``gradescope=True``, Gradescope's ``results.json`` (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from grader import catalogue
+from grader import catalogue, class_scoring
 from grader.results import Kind
 
 
@@ -50,6 +52,7 @@ class Submission:
     run: object | None = None  # grader.isolation.RunResult
     error: str | None = None  # why it could not be graded at all (does not parse, grader failure)
     seconds: float = 0.0
+    grading: catalogue.Grading = catalogue.Grading()  # the exercise's partial credit
 
     # -- scoring ----------------------------------------------------------------------------
     @property
@@ -70,7 +73,7 @@ class Submission:
     def score(self, points: float) -> float:
         if self.run is None or self.error is not None or self.run.fatal or not self.counted:
             return 0.0
-        return round(points * self.checks_passed / len(self.counted), 2)
+        return class_scoring.score(self.counted, self.grading, points)
 
     def failures(self) -> list[str]:
         if self.error is not None:
@@ -143,7 +146,7 @@ def grade_all(paths: list[Path], exercise: catalogue.Exercise, *, seed: int, gra
 
     def one(path: Path) -> Submission:
         started = time.monotonic()
-        submission = Submission(path=path, error=refusal(path) or precheck(path))
+        submission = Submission(path=path, error=refusal(path) or precheck(path), grading=exercise.grading)
         if submission.error is None:
             try:
                 options = dict(seed=seed, interpreter=interpreter, check_timeout=timeout, select=select)
@@ -234,7 +237,9 @@ def gradescope(s: Submission, exercise: catalogue.Exercise, *, points: float, se
     for check in s.run.checks:
         groups.setdefault(_group(check.name), []).append(check)
     counted_ids = {id(c) for c in s.counted}
-    total = len(s.counted)
+    credit = class_scoring.credit_per_check((s.grading.family(c.name) for c in s.counted), s.grading, points)
+    result["output"] = f"{header}\n{_credit_sentence(s, points)}"
+    _add_leaderboard(result, s)
     for name, checks in groups.items():
         counted = [c for c in checks if id(c) in counted_ids]
         if not counted:  # skipped by design: shown, worth nothing
@@ -249,11 +254,33 @@ def gradescope(s: Submission, exercise: catalogue.Exercise, *, points: float, se
             lines.append(f"[{case}] {c.message or c.kind}" if case else (c.message or c.kind))
         if len(failing) > 5:
             lines.append(f"… and {len(failing) - 5} more failing cases.")
-        result["tests"].append({"name": name, "score": round(points * good / total, 4),
-                                "max_score": round(points * len(counted) / total, 4),
+        worth = credit[s.grading.family(name)]
+        result["tests"].append({"name": name, "score": round(worth * good, 4),
+                                "max_score": round(worth * len(counted), 4),
                                 "status": "passed" if not failing else "failed",
                                 "output": "\n".join(lines), "visibility": "visible"})
     return result
+
+
+def _credit_sentence(s: Submission, points: float) -> str:
+    """How the score was made: each family's share of the points, and what did not count."""
+    shares = class_scoring.shares(s.counted, s.grading, points)
+    parts = ", ".join(f"{family} {share:g}" for family, share in shares.items())
+    extra = ""
+    for family in catalogue.FAMILIES:
+        if family not in shares and s.grading.weights.get(family):  # its weight went to the others: say why
+            skipped = next((c.message for c in s.run.checks if c.skipped and s.grading.family(c.name) == family
+                            and c.message), None)
+            extra += f"; {skipped or f'{family}: no check in this run'}"
+    return f"Partial credit by family of checks, out of {points:g}: {parts}{extra}."
+
+
+def _add_leaderboard(result: dict, s: Submission) -> None:
+    """Gradescope's leaderboard column, only where a GPU measured the kernel."""
+    performance = s.run.performance
+    value = class_scoring.leaderboard_value(s.run.mode, performance.to_json() if performance else None)
+    if value is not None:
+        result["leaderboard"] = [{"name": s.grading.leaderboard, "value": value, "order": "desc"}]
 
 
 class OutputError(Exception):
@@ -277,7 +304,7 @@ class OutputWriter:
     keeps what it graded). A path it cannot write is reported in ``problems``, once, and skipped."""
 
     def __init__(self, out: Path, exercise: catalogue.Exercise, *, seed: int, points: float, select: str | None,
-                 gradescope_format: bool, expected: int | None = None):
+                 gradescope_format: bool, expected: int | None = None, report: Path | None = None):
         if out.exists() and not out.is_dir():
             raise OutputError(f"--out {out} is a file, not a folder: choose another output folder")
         try:
@@ -286,6 +313,7 @@ class OutputWriter:
             raise OutputError(f"the output folder {out} cannot be made: {exc.strerror or exc}") from None
         self.out, self.exercise, self.seed, self.points = out, exercise, seed, points
         self.select, self.gradescope_format = select, gradescope_format
+        self.report = report  # the class report's path, written once by `finish`
         self.subs: list[Submission] = []
         self.problems: list[str] = []
         self.written: list[Path] = []
@@ -329,11 +357,21 @@ class OutputWriter:
         """Write everything once more for the final list and return the paths written."""
         self.single = len(subs) == 1
         self._write_all(subs)
+        if self.report is not None:
+            self._write_report(subs)
         return self.written
+
+    def _write_report(self, subs: list[Submission]) -> None:
+        from grader import class_report
+
+        records = summary(sorted(subs, key=lambda s: s.path.name), self.exercise, seed=self.seed,
+                          points=self.points, select=self.select)
+        self._write(self.report, class_report.render(records, self.exercise))
 
 
 def write_outputs(subs: list[Submission], exercise: catalogue.Exercise, out: Path, *, seed: int, points: float,
-                  select: str | None, gradescope_format: bool) -> list[Path]:
+                  select: str | None, gradescope_format: bool, report: Path | None = None) -> list[Path]:
     """Every output for ``subs`` at once (the batch writes them as it goes, through `OutputWriter`)."""
-    writer = OutputWriter(out, exercise, seed=seed, points=points, select=select, gradescope_format=gradescope_format)
+    writer = OutputWriter(out, exercise, seed=seed, points=points, select=select, gradescope_format=gradescope_format,
+                          report=report)
     return writer.finish(subs)

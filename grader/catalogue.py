@@ -59,6 +59,46 @@ class BenchSweep:
     note: str = ""
 
 
+#: The families a check belongs to, for partial credit (`Grading`): a check is ``performance`` when its
+#: group (its name before ``[``) is one of `PERFORMANCE_CHECKS`, ``lessons`` when the manifest lists it
+#: among its lessons, and ``correctness`` otherwise.
+FAMILIES = ("correctness", "lessons", "performance")
+#: The checks that time the kernel (every spec calls its timed check ``test_performance``).
+PERFORMANCE_CHECKS = ("performance",)
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How `grade batch` scores, ranks and explains a class (the manifest's optional ``[grading]``).
+
+    Partial credit: each family of checks earns its weight times the share of its checks that passed;
+    a family with no check that counts (performance without a GPU) drops out and the others share its
+    weight in proportion. The defaults give correctness 60, lessons 20 and performance 20 of every 100.
+    """
+
+    #: The weight of each family in `FAMILIES`.
+    weights: dict[str, float] = field(default_factory=lambda: {"correctness": 60.0, "lessons": 20.0,
+                                                               "performance": 20.0}, compare=False)
+    #: The checks (groups: a spec's test names without ``test_``) that teach a lesson beyond a right
+    #: answer: the bytes moved, the byte model.
+    lessons: tuple[str, ...] = ("traffic", "byte_model")
+    #: The chapter that teaches a mistake, keyed by a check, a failure kind or a family (looked up in
+    #: that order); otherwise the exercise's first chapter. Values are among the exercise's chapters.
+    teaches: dict[str, str] = field(default_factory=dict, compare=False)
+    #: The leaderboard's column: what the performance record's ``fraction`` is a fraction of.
+    leaderboard: str = "fraction of the copy ceiling"
+    #: Fractions this close to each other share a rank: a second batch of the same class on the same card
+    #: moves a file's fraction by less than this (docs/learner-tools.md says how it was measured).
+    rank_margin: float = 0.02
+
+    def family(self, check_name: str) -> str:
+        """The family of a check, from its name (``matches_reference[n1025-fp32]``)."""
+        group = check_name.split("[", 1)[0]
+        if group in PERFORMANCE_CHECKS:
+            return "performance"
+        return "lessons" if group in self.lessons else "correctness"
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One exercise: where its files are, how it is introduced and how it is graded."""
@@ -94,6 +134,8 @@ class Exercise:
     expected_traffic: dict[str, tuple[int, int]] | None = field(default=None, compare=False)
     #: Values the spec reads from the manifest instead of restating them (``MAX_COLS``).
     constants: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: Partial credit, the leaderboard and the class report's chapters (``[grading]``, every field optional).
+    grading: Grading = field(default_factory=Grading, compare=False)
     #: The repository the exercise belongs to; None for this one (`ROOT`, read when a path is asked for).
     root: Path | None = field(default=None, compare=False, repr=False)
 
@@ -138,9 +180,10 @@ class Exercise:
 _FOLDER_NAME = re.compile(r"ex(\d{2})_([a-z][a-z0-9_]*)")
 _KNOWN = {"number", "slug", "title", "nav_title", "function", "byte_model", "you_learn", "chapters", "you_write",
           "hints",
-          "floor", "bench", "expected_traffic", "constants"}
+          "floor", "bench", "expected_traffic", "constants", "grading"}
 _FLOOR_KEYS = {"fraction", "reason", "measurement"}
 _BENCH_KEYS = {"workload", "sizes", "x_key", "x_label", "dtype", "compile", "note", "unavailable"}
+_GRADING_KEYS = {"weights", "lessons", "teaches", "leaderboard", "rank_margin"}
 
 
 class _Reader:
@@ -257,12 +300,13 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
     bench, unavailable = _bench(r, r.get(data, "bench", dict))
     traffic = _traffic(r, r.get(data, "expected_traffic", dict, required=False))
     constants = r.get(data, "constants", dict, required=False, default={})
+    grading = _grading(r, r.get(data, "grading", dict, required=False, default={}), tuple(chapters))
 
     return Exercise(number=number, slug=slug, title=title, function=function, hints=tuple(hints),
                     floor=None if fraction is None else float(fraction), floor_reason=reason,
                     floor_measurement=floor_measurement, nav_title=nav_title, you_learn=you_learn,
                     chapters=tuple(chapters), you_write=you_write, byte_model=byte_model, bench=bench, bench_unavailable=unavailable,
-                    expected_traffic=traffic, constants=dict(constants),
+                    expected_traffic=traffic, constants=dict(constants), grading=grading,
                     root=None if Path(root).resolve() == ROOT else Path(root))
 
 
@@ -305,6 +349,41 @@ def _traffic(r: _Reader, table: dict | None) -> dict[str, tuple[int, int]] | Non
             raise r.error(f"expected_traffic.{name}", f"must be [bytes loaded, bytes stored], not {value!r}")
         traffic[name] = (value[0], value[1])
     return traffic
+
+
+def _grading(r: _Reader, table: dict, chapters: tuple[str, ...]) -> Grading:
+    r.unknown(table, _GRADING_KEYS, "grading")
+    default = Grading()
+    weights = dict(default.weights)
+    given = r.get(table, "weights", dict, where="grading", required=False, default={})
+    r.unknown(given, set(FAMILIES), "grading.weights")
+    for name in given:
+        weight = r.get(given, name, (int, float), where="grading.weights")
+        if weight < 0:
+            raise r.error(f"grading.weights.{name}", f"must be 0 or more, not {weight}")
+        weights[name] = float(weight)
+    if not any(weights.values()):
+        raise r.error("grading.weights", "gives every family 0: a score needs at least one weight above 0")
+    lessons = r.get(table, "lessons", list, where="grading", required=False, default=list(default.lessons))
+    for i, name in enumerate(lessons):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise r.error(f"grading.lessons[{i}]", f"must name a check (a spec's test without `test_`), not {name!r}")
+        if name in PERFORMANCE_CHECKS:
+            raise r.error(f"grading.lessons[{i}]", f"names {name!r}, which is the performance family's check")
+    teaches = r.get(table, "teaches", dict, where="grading", required=False, default={})
+    for key in teaches:
+        if not key.isidentifier():
+            raise r.error(f"grading.teaches.{key}", "must be keyed by a check, a failure kind (masking) or a family")
+        chapter = r.get(teaches, key, str, where="grading.teaches")
+        if chapter not in chapters:
+            raise r.error(f"grading.teaches.{key}", f"is {chapter!r}, not one of the exercise's `chapters` "
+                                                   f"({', '.join(chapters) or 'none'})")
+    leaderboard = r.get(table, "leaderboard", str, where="grading", required=False, default=default.leaderboard)
+    margin = r.get(table, "rank_margin", (int, float), where="grading", required=False, default=default.rank_margin)
+    if not 0 <= margin < 1:
+        raise r.error("grading.rank_margin", f"must be a fraction between 0 and 1, not {margin}")
+    return Grading(weights=weights, lessons=tuple(lessons), teaches=dict(teaches), leaderboard=leaderboard,
+                   rank_margin=float(margin))
 
 
 def manifests(root: Path = ROOT) -> list[Path]:

@@ -1,7 +1,7 @@
 """The `grade` command.
 
 Learners: ``list`` · ``exercise N`` · ``show N`` · ``watch [N]`` · ``hint N`` · ``solution N`` ·
-``reset N`` · ``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope]``.
+``reset N`` · ``bench N`` · ``doctor``. Instructors: ``batch DIR --exercise N [--gradescope] [--report FILE.html]``.
 Maintainers: ``check-course`` (every exercise's manifest, files, pages and measurements).
 
 Exit status: 0 passed (or done), 1 failed (or refused, with a sentence saying why), 2 usage error.
@@ -304,7 +304,8 @@ def cmd_batch(args, console: Console) -> int:
 
     try:
         writer = batch.OutputWriter(out, exercise, seed=seed, points=args.points, select=args.select,
-                                    gradescope_format=args.gradescope, expected=len(paths))
+                                    gradescope_format=args.gradescope, expected=len(paths),
+                                    report=Path(args.report) if args.report else None)
     except batch.OutputError as exc:
         raise UsageError(str(exc)) from None
 
@@ -478,6 +479,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exercise", type=int, required=True, metavar="N")
     p.add_argument("--gradescope", action="store_true", help="also write Gradescope's results.json")
     p.add_argument("--out", metavar="DIR", help="output folder (default: .grade/batch/exNN-<time>)")
+    p.add_argument("--report", metavar="FILE.html", help="also write the class report: scores, ranks, the "
+                   "class's common mistakes, speeds against the floor (one HTML file)")
     p.add_argument("--seed", type=int, help="the inputs' seed, the same for every submission (default: random)")
     p.add_argument("--points", type=float, default=100.0, help="what a fully passing submission scores (100)")
     p.add_argument("--jobs", type=int, default=1, help="submissions graded at once (each in its own process)")

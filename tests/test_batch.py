@@ -203,3 +203,21 @@ def test_a_file_named_like_an_option_is_graded_with_grade_exercise(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     run = isolation.run_checks(EX1, Path("./-k.py"), seed=7, interpreter=True, select=SELECT)
     assert run.fatal is None and run.passed, [c.message for c in run.checks]
+
+
+def test_a_report_path_in_the_way_costs_the_report_not_the_batch(tmp_path):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.py").write_text("x = 1\n")
+    subs = batch.grade_all([tmp_path / "class" / "a.py"], EX1, seed=1,
+                           grade=scripted({"a.py": [check("matches_reference[n1]", True), PERF_SKIPPED]}))
+    (tmp_path / "report.html").mkdir()  # a folder where the report should go
+    writer = batch.OutputWriter(tmp_path / "out", EX1, seed=1, points=100, select=None, gradescope_format=False,
+                                report=tmp_path / "report.html")
+    written = writer.finish(subs)
+    assert tmp_path / "out" / "summary.csv" in written and tmp_path / "report.html" not in written
+    assert writer.problems == [f"could not write {tmp_path / 'report.html'}: a folder is in the way; "
+                               "the other results are written"]
+    writer.report = tmp_path / "fine.html"
+    assert tmp_path / "fine.html" in writer.finish(subs)
+    assert "a.py" in (tmp_path / "fine.html").read_text() and "Performance was not measured" in (
+        tmp_path / "fine.html").read_text()

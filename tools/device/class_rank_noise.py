@@ -1,0 +1,117 @@
+"""Grade the same small class of exercise 1 twice on one GPU and record how far its ranks move.
+
+The class is the solution and the natural files (correct kernels written other ways), copied under
+student names; each batch runs `grade batch` with the same seed, one file at a time (nothing else on
+the GPU), the correctness case that every mistake shows in and the performance check, with
+``--report``. The noise is how far each file's fraction of the ceiling moves from one batch to the
+next: `grader.catalogue.Grading.rank_margin` must stay above it for the ranks to repeat.
+
+    PYTHONPATH=. python3 tools/device/class_rank_noise.py     # writes $OUT/h200-class-rank-noise.json
+
+Each batch's summary.json and report.html are kept beside it (``batch-1/``, ``batch-2/``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader import catalogue, class_scoring
+
+EXERCISE = catalogue.get(1)
+SELECT = "(matches_reference and n1025 and fp32) or performance"
+SEED = 20261203
+BATCHES = 2
+#: Seconds one batch may take: the whole call, the machine's start included, has four minutes of device time.
+BATCH_SECONDS = 75
+
+
+def make_class(folder: Path) -> list[str]:
+    folder.mkdir(parents=True)
+    shutil.copy(EXERCISE.solution_path, folder / "solution.py")
+    for path in sorted(EXERCISE.natural_dir.glob("*.py")):
+        shutil.copy(path, folder / path.name)
+    return sorted(p.name for p in folder.glob("*.py"))
+
+
+def grade(folder: Path, out: Path, state: Path, cache: Path) -> dict | None:
+    command = [sys.executable, "-m", "grader.cli", "batch", str(folder), "--exercise", str(EXERCISE.number),
+               "--seed", str(SEED), "--select", SELECT, "--jobs", "1", "--out", str(out),
+               "--report", str(out / "report.html")]
+    started = time.monotonic()
+    # One ceiling cache for both batches: the first file measures the card's ceiling, every file is a fraction of it.
+    env = dict(os.environ, GRADE_STATE_DIR=str(state), GRADE_CACHE_DIR=str(cache))
+    batch = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        printed, _ = batch.communicate(timeout=BATCH_SECONDS)
+    except subprocess.TimeoutExpired:  # SIGTERM: the batch stops its runs and keeps what it graded
+        batch.terminate()
+        printed, _ = batch.communicate(timeout=30)
+        print(f"the batch ran past {BATCH_SECONDS} s; keeping what it wrote", flush=True)
+    print(printed[-3000:], flush=True)
+    summary = out / "summary.json"
+    if not summary.is_file():
+        return None
+    records = json.loads(summary.read_text())
+    records["wall_seconds"] = round(time.monotonic() - started, 1)
+    return records
+
+
+def standings(records: dict) -> dict[str, class_scoring.Standing]:
+    found = {}
+    for record in records["submissions"]:
+        result = record.get("result") or {}
+        name = Path(record["file"]).name
+        fraction = class_scoring.leaderboard_value(result.get("mode"), result.get("performance"))
+        found[name] = class_scoring.Standing(name, float(record["score"]), fraction)
+    return found
+
+
+def main() -> None:
+    out = Path(os.environ.get("OUT", "."))
+    scratch = Path(tempfile.mkdtemp(prefix="class-rank-noise-"))
+    names = make_class(scratch / "class")
+    batches = []
+    for i in range(1, BATCHES + 1):
+        records = grade(scratch / "class", out / f"batch-{i}", scratch / f"state-{i}", scratch / "cache")
+        if records is not None:
+            batches.append(records)
+    rows = []
+    margin = EXERCISE.grading.rank_margin
+    per_batch = [standings(b) for b in batches]
+    ranks_exact = [class_scoring.ranks(s.values(), 0.0) for s in per_batch]
+    ranks_margin = [class_scoring.ranks(s.values(), margin) for s in per_batch]
+    for name in names:
+        fractions = [s[name].fraction if name in s else None for s in per_batch]
+        measured = [f for f in fractions if f is not None]
+        rows.append({"file": name, "fractions": fractions, "scores": [s[name].score if name in s else None
+                                                                       for s in per_batch],
+                     "spread": round(max(measured) - min(measured), 4) if len(measured) > 1 else None,
+                     "ranks_exact": [r.get(name) for r in ranks_exact],
+                     "ranks_with_margin": [r.get(name) for r in ranks_margin]})
+    spreads = [r["spread"] for r in rows if r["spread"] is not None]
+    first = next((r.get("result") for b in batches for r in b["submissions"] if (r.get("result") or {})
+                  .get("performance")), None) or {}
+    performance = first.get("performance") or {}
+    meta = {"gpu": performance.get("gpu"), "driver": performance.get("driver"), **(first.get("versions") or {}),
+            "date": time.strftime("%Y-%m-%d"), "command": "PYTHONPATH=. python3 tools/device/class_rank_noise.py",
+            "exercise": EXERCISE.number, "select": SELECT, "seed": SEED, "batches": len(batches),
+            "batch_wall_seconds": [b.get("wall_seconds") for b in batches], "rank_margin": margin,
+            "notes": ["the same class (solution and natural files of exercise 1) graded twice with `grade batch`, "
+                      "one file at a time, same seed; spread = max - min of a file's fraction of the ceiling"]}
+    summary = {"largest_spread": max(spreads) if spreads else None,
+               "ranks_repeat_exact": len(ranks_exact) > 1 and all(r == ranks_exact[0] for r in ranks_exact),
+               "ranks_repeat_with_margin": len(ranks_margin) > 1 and all(r == ranks_margin[0] for r in ranks_margin)}
+    (out / "h200-class-rank-noise.json").write_text(json.dumps({"meta": meta, "summary": summary, "rows": rows},
+                                                               indent=1) + "\n")
+    print(json.dumps(summary), flush=True)
+
+
+if __name__ == "__main__":
+    main()
