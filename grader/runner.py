@@ -20,8 +20,9 @@ Requests (`grader.protocol`):
   bytes its kernels move (`grader.traffic`, interpreter) and the memory it allocates (GPU). The
   request says nothing else about what the judge will do with the answer.
 * ``reset``: start filling the ``out`` arena from the beginning (a new check).
-* ``share`` / ``unshare``: open and close the judge's sets for its clock (`grader.timing`); in
-  between, a CUDA activity trace records the kernels that run, returned by ``unshare``.
+* ``share`` / ``unshare``: open and close the judge's sets for its clock (`grader.timing`);
+  ``trace_start`` / ``trace_stop``: a CUDA activity trace of the kernels that run in between
+  (around the timed rounds: `grader.kernel_audit`).
 * ``twin_round``, ``dobench``: the twin's round and the do_bench cross-check (`grader.timing`).
 * ``exit``: leave at once (``os._exit``: a learner's non-daemon thread or ``atexit`` hook cannot
   keep the process alive; the judge kills it anyway after a moment).
@@ -58,15 +59,26 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 class _KernelTrace:
     """The names of the CUDA kernels this process runs, from CUPTI's activity records (through
-    torch.profiler), between `share` and `unshare`. Started before the judge's first timed round
-    and stopped after its last, so its cost at start and stop is outside every round; while it
-    runs it only adds activity records to each launch."""
+    torch.profiler), between ``trace_start`` and ``trace_stop``. Started before the judge's first
+    counted round and stopped after its last, so its cost at start and stop is outside every
+    round; while it runs it only adds an activity record to each launch."""
 
-    def __init__(self, torch):
+    #: (torch.profiler.profile, ProfilerActivity), taken before the learner's file is imported (`prepare`):
+    #: a file that replaces torch.profiler's names at import does not replace these.
+    tools: tuple | None = None
+
+    @classmethod
+    def prepare(cls) -> None:
         from torch.profiler import ProfilerActivity, profile
 
+        cls.tools = (profile, ProfilerActivity)
+
+    def __init__(self, torch):
+        if self.tools is None:
+            self.prepare()
+        profile, activity = self.tools
         self.torch = torch
-        self.profile = profile(activities=[ProfilerActivity.CUDA])
+        self.profile = profile(activities=[activity.CUDA])
         self.profile.__enter__()
 
     def stop(self) -> dict:
@@ -290,7 +302,7 @@ class Runner:
             peak = torch.cuda.max_memory_allocated() - before - self._grader_bytes
             reply["memory"] = {"peak_bytes": int(max(peak, 0))}
         if counter is not None:
-            reply["traffic"] = counter.as_dict()
+            reply["traffic"] = self.counting.report(counter)
         return reply, result, watch.result
 
     def _watch_record(self, outcome) -> dict:
@@ -399,9 +411,7 @@ class Runner:
     # --- timing (GPU) -------------------------------------------------------------------------
 
     def share(self, request: dict) -> dict:
-        """Open the judge's shared sets (CUDA IPC): each set's arguments and its guarded output
-        slot. From now until `unshare`, a CUDA activity trace records every kernel this process
-        runs (the judge audits their names: `grader.kernel_audit`)."""
+        """Open the judge's shared sets (CUDA IPC): each set's arguments and its guarded output slot."""
         from torch.multiprocessing import reductions
 
         from grader import guards
@@ -422,10 +432,22 @@ class Runner:
         views = [guards.view_of(buffer, slot["shape"], slot["stride"]) for buffer, slot in zip(slots, request["outputs"])]
         sets = [(rebuild(s["args"]), rebuild(s["kwargs"]), slot) for s, slot in zip(request["sets"], slots)]
         self.shared = {"sets": sets, "views": views}
-        self.trace = None
-        if request.get("sets"):
-            self.trace = _KernelTrace(self.torch)
         return {"ok": True}
+
+    def trace_start(self, request: dict) -> dict:
+        """From now on a CUDA activity trace records every kernel this process runs (`grader.kernel_audit`)."""
+        if self.trace is None:
+            try:
+                self.trace = _KernelTrace(self.torch)
+            except Exception as exc:  # noqa: BLE001 - no profiler here: the judge says it cannot audit
+                return {"ok": True, "started": False, "why": f"{type(exc).__name__}: {exc}"[:300]}
+        return {"ok": True, "started": True}
+
+    def trace_stop(self, request: dict) -> dict:
+        """The kernels the trace saw since `trace_start`, by name, with their launches."""
+        kernels = self.trace.stop() if self.trace is not None else None
+        self.trace = None
+        return {"ok": True, "kernels": kernels}
 
     def twin_round(self, request: dict) -> dict:
         """The course's twin (grader.timing_twin): a round with one element of work."""
@@ -447,22 +469,24 @@ class Runner:
         return {"ok": True, "ms": ms}
 
     def unshare(self, request: dict) -> dict:
-        """Close the shared sets; the reply carries the kernels the trace saw since `share`."""
+        """Close the shared sets (and a trace left running)."""
         import gc
 
-        kernels = self.trace.stop() if self.trace is not None else None
-        self.trace = None
+        if self.trace is not None:
+            self.trace.stop()
+            self.trace = None
         self.shared = None
         gc.collect()  # the shared tensors' last references: the judge can collect their memory at once
         self.torch.cuda.synchronize()
-        return {"ok": True, "kernels": kernels}
+        return {"ok": True}
 
     # --- the loop -----------------------------------------------------------------------------
 
     def serve(self) -> int:
         protocol = self.protocol
         handlers = {"call": self.call, "measure": self.measure, "share": self.share, "twin_round": self.twin_round,
-                    "dobench": self.timing_dobench, "unshare": self.unshare}
+                    "dobench": self.timing_dobench, "unshare": self.unshare,
+                    "trace_start": self.trace_start, "trace_stop": self.trace_stop}
         while True:
             try:
                 request = protocol.receive(self.requests, limit=1 << 30)
@@ -521,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
         from grader import traffic
 
         runner.counting = traffic.EveryCall()
+    else:
+        _KernelTrace.prepare()
     hello = runner.import_learner()
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
                  fixes=fixes, seconds=round(time.monotonic() - started, 3))
