@@ -2,11 +2,11 @@
 
 The judge's clock (`grader.timing`) times whatever the learner's process runs between "go" and
 "done". A file that runs a correct Triton kernel while it is watched and ``torch.add`` while the
-clock runs would be graded on torch's speed: on an H200, before this audit, such a file passed at
-95-98% of the ceiling (docs/measurements/h200-phase-audit.json). So the learner's process keeps a
-CUDA activity trace (CUPTI, through torch.profiler) from the first timed round to the last, every
-timed round traced and none left out: a sample would need a trace the file cannot see, and a
-file sees torch.profiler's state. Its kernels' names must all be the Triton kernels the learner's
+clock runs would be graded on torch's speed (the phase attacks of exercise 1's hostile/ folder;
+tools/device/phase_audit.py grades them on a GPU with the grader before and after). So the
+learner's process keeps a CUDA activity trace (CUPTI, through torch.profiler) from the first
+timed round to the last, every timed round traced and none left out: a sample would need a
+trace the file cannot see, and a file sees torch.profiler's state. Its kernels' names must all be the Triton kernels the learner's
 file defines, read here from the file's syntax tree (the judge never imports it), and there must
 be at least one of them per timed call. A kernel of torch (``at::native::...``), cuBLAS or
 cutlass fails the performance check with a sentence.
@@ -58,15 +58,21 @@ def jit_kernel_names(path: str | Path) -> set[str]:
     return names
 
 
-def audit(kernels: dict | None, allowed: set[str], calls: int) -> GradeFailure | None:
-    """A sentence when the traced kernels of ``calls`` timed calls are not all the file's own."""
+#: What torch's fills are called in a trace (``torch.zeros`` of an accumulator: "at::native::FillFunctor").
+FILL = "FillFunctor"
+
+
+def audit(kernels: dict | None, allowed: set[str], calls: int, *, fills: bool = False) -> GradeFailure | None:
+    """A sentence when the traced kernels of ``calls`` timed calls are not all the file's own. With
+    ``fills`` (the watch saw the calls fill a tensor, which a spec may allow: an accumulator made by
+    ``torch.zeros``), torch's fill kernels are allowed too: a fill computes no answer."""
     if kernels is None:
         return GradeFailure("performance: the grader could not trace the kernels of the timed calls, so it cannot say "
                             "the time is your kernel's")
     if "$error" in kernels:
         return GradeFailure(f"performance: the trace of the timed calls could not be read ({kernels['$error']}), so "
                             "the grader cannot say the time is your kernel's")
-    foreign = [name for name in kernels if name not in allowed]
+    foreign = [name for name in kernels if name not in allowed and not (fills and FILL in name)]
     if foreign:
         shown = ", ".join(f"`{name[:120]}`" for name in foreign[:3])
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
@@ -74,7 +80,7 @@ def audit(kernels: dict | None, allowed: set[str], calls: int) -> GradeFailure |
             f"performance: while the grader's clock ran, the GPU ran kernels that are not your file's Triton kernels "
             f"({shown}{more}): the time would be theirs, not your kernel's. Every timed call must compute its answer "
             "with your own `@triton.jit` kernels, as the checks that compared your outputs saw it do")
-    own = sum(kernels.values())
+    own = sum(count for name, count in kernels.items() if name in allowed)
     if own < calls:
         return GradeFailure(
             f"performance: the trace of the timed calls shows {own} launches of your kernels for {calls} calls: "

@@ -245,13 +245,15 @@ class Runner:
             # Only the buffer: the judge keeps what it compares against, so the grader's share of the
             # memory a call allocates is the two guards, subtracted from the peak (`peak_memory`).
             buffer = self.torch.empty(guards.buffer_numel(shape, stride), dtype=dtype, device=device)
-            guards.fill_sentinel(buffer)
             view = guards.view_of(buffer, shape, stride)
-            guards.fill_poison(view)
             guarded = guards.GuardedTensor(name, "output", buffer, view, None, None, device="cuda")
-            self._grader_bytes += (buffer.numel() - guards.extent(tuple(shape), tuple(stride))) * buffer.element_size()
-            if self._slot is not None or self._sets:  # a call on the shared sets returns nothing through the arena
+            if self._sets:
+                # A timed call's other allocations (exercise 8's partials) come back to nobody: no poison,
+                # which would put the grader's own fill kernels among the ones the audit reads.
                 return guarded
+            guards.fill_sentinel(buffer)
+            guards.fill_poison(view)
+            self._grader_bytes += (buffer.numel() - guards.extent(tuple(shape), tuple(stride))) * buffer.element_size()
             host = self.arenas["out"].empty(guarded.buffer.numel(), dtype)
             self._downloads.append((guarded.buffer, host))
             offset = host.data_ptr() - self.arenas["out"].bytes.data_ptr()

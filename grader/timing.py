@@ -242,7 +242,7 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
             twin = None
     raw: list[float] = []
     twin_rounds: list[float] = []
-    copied = False
+    copied = filled = False
     states: list = [None] * sets
     go = {"op": "call", "function": fn.__name__, "sets": list(range(sets))}
 
@@ -288,11 +288,13 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
                 else:
                     verify(slot, args, kwargs)
             copied = copied or any(bool(c) for c in reply.get("copied") or [])
+            filled = filled or bool((reply.get("watch") or {}).get("fills"))
             if round_:
                 raw.append(elapsed * 1000)
         kernels = process.request({"op": "trace_stop"}, timeout=timeout).get("kernels")
         failure = kernel_audit.audit(kernels if isinstance(kernels, dict) else None,
-                                     kernel_audit.jit_kernel_names(process.learner_file), rounds * sets)
+                                     kernel_audit.jit_kernel_names(process.learner_file), rounds * sets,
+                                     fills=filled)
         if failure is not None:
             raise failure
         dobench = None

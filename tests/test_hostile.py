@@ -379,8 +379,8 @@ ROBUSTNESS = {
 def test_a_file_that_behaves_only_when_it_believes_it_is_checked_is_caught(hostile, tmp_path, processes):
     """Every call is made the same way and the traffic check's rules hold on every call: a file that
     reads `x` once only in the call it takes for the traffic check, or behaves only while it believes
-    nobody times it, gets the sentence it declares (on a GPU, the timed calls' watch and kernel trace:
-    docs/measurements/h200-phase-audit.json)."""
+    nobody times it, gets the sentence it declares (on a GPU, the timed calls' watch and kernel trace
+    catch the rest: tools/device/phase_audit.py)."""
     path = copy_into(hostile.path, tmp_path / "submission")
     before = digest(path)
     run = _grade(hostile, path, select=hostile.meta["SELECT"])

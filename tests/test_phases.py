@@ -1,9 +1,8 @@
 """No phase of grading can be told apart: what the learner's process sees is the same in every call,
 the traffic check's rules hold on every call, and the timed calls' kernels are audited.
 
-The GPU side (the timed rounds watched and traced) is recorded on an H200 by
-tools/device/phase_audit.py (docs/measurements/h200-phase-audit.json); tests/test_hostile.py grades
-the phase attacks of the hostile corpus in the interpreter.
+The GPU side (the timed rounds watched and traced) is graded on a GPU by tools/device/phase_audit.py;
+tests/test_hostile.py grades the phase attacks of the hostile corpus in the interpreter.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ solutions, the exercises); this checkout is the grader after. Each row is one ``
 --from FILE --json`` of one tree, in turns (before, after, before, after...) so both meet the
 same state of the card: its wall time, the verdict, the performance fraction and, for the grader
 after, the kernels its trace saw in the timed rounds. Written to FILE as the rows come in, with
-the GPU, the versions and the date: docs/measurements/h200-phase-audit.json.
+the GPU, the versions and the date (commit it as docs/measurements/h200-phase-audit.json).
 """
 
 from __future__ import annotations
