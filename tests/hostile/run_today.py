@@ -62,7 +62,7 @@ def short(path: Path) -> str:
     """``ex03/forge_events.py`` for an exercise folder's file, ``batch/thief.py`` for one of tests/hostile/."""
     if path.parent.name == "hostile" and path.parent.parent.parent.name == "exercises":
         return f"{path.parent.parent.name[:4]}/{path.name}"
-    return short(path)
+    return f"{path.parent.name}/{path.name}"
 
 
 def folder_of(path: Path) -> str:

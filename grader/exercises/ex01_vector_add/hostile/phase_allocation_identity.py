@@ -7,7 +7,10 @@ import torch
 import triton
 import triton.language as tl
 
-ATTACK = ("notes torch.empty_like at import; in a call where it is another function (the grader's redirect of the output into its own slot, installed only while its clock ran) it returns torch.add's answer in the slot, otherwise a slow correct Triton kernel that reads `x` twice. On an H200 the grader before the audit graded it PASSED at 95-98% of the ceiling")
+ATTACK = ("notes torch.empty_like at import; in a call where it is another function (the grader's redirect of "
+          "the output into its own slot, installed only while its clock ran) it returns torch.add's answer in the "
+          "slot, otherwise a slow correct Triton kernel that reads `x` twice: a grader that swaps the function only "
+          "while it times gets torch's speed for the file's")
 KIND = "phase"
 WRONG_UNDERNEATH = False
 STATIC_FLAGS = ()
