@@ -338,7 +338,7 @@ class _Recorder(TorchDispatchMode):
             if planned is not None and planned[0].numel() > 0:
                 return self.watch.poisoned_like(*planned)
         result = func(*args, **kwargs)
-        if _State.depth > 0:
+        if _State.depth > 0 or func in _ALLOCATIONS:  # Triton's own, or an allocation left as asked
             return result
         packet = func.overloadpacket
         if func in _VIEWS or packet in {aten.view, aten.as_strided, aten.slice, aten.select}:

@@ -152,3 +152,7 @@ def test_an_intercepted_allocation_is_planned_on_the_meta_device_never_made():
         torch.empty((3, 5), dtype=torch.float16)
     assert made == [((4, 6), (1, 4), torch.float32, "cpu"), ((3, 5), (5, 1), torch.float16, "cpu")]
     assert out.stride() == (1, 4) and out.storage_offset() > 0  # a view into the guarded buffer
+    with Watch(intercept_allocations=False) as watch:
+        plain = torch.empty_like(x)
+        torch.empty((0,))  # nothing to guard
+    assert plain.storage_offset() == 0 and not watch.result.computed and len(made) == 2
