@@ -200,7 +200,7 @@ def _evaluate_grid(obj, grid, args, kwargs) -> tuple[int, ...]:
         fn = fn.fn
     meta = dict(kwargs)
     try:
-        signature = inspect.signature(fn)
+        signature = _signature(fn)
         named = {k: v for k, v in kwargs.items() if k in signature.parameters}
         bound = signature.bind_partial(*args, **named)
         bound.apply_defaults()
@@ -300,9 +300,16 @@ def compiled_resources(compiled: Any) -> dict | None:
         return None
 
 
+@functools.lru_cache(maxsize=512)
+def _signature(fn) -> inspect.Signature:
+    """A kernel function's signature, worked out once: the watch records every launch, the timed
+    calls' too, and inspect.signature is most of what that costs a launch."""
+    return inspect.signature(fn)
+
+
 def _bind(fn, args, kwargs) -> dict[str, Any]:
     """The kernel's own parameters by name; launch options (num_warps, num_stages) are left out."""
-    sig = inspect.signature(fn)
+    sig = _signature(fn)
     named = {k: v for k, v in kwargs.items() if k in sig.parameters}
     return dict(sig.bind_partial(*args, **named).arguments)
 
