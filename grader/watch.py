@@ -314,23 +314,46 @@ def _bind(fn, args, kwargs) -> dict[str, Any]:
     return dict(sig.bind_partial(*args, **named).arguments)
 
 
-def _planned(func, args, kwargs) -> tuple[torch.Tensor, torch.device] | None:
-    """What an allocation op would make, worked out on the ``meta`` device (no memory), and the
-    device it would be made on; None when that cannot be told (the op then runs as asked)."""
+def _contiguous(shape) -> tuple[int, ...]:
+    stride, step = [], 1
+    for size in reversed(tuple(shape)):
+        stride.append(step)
+        step *= max(int(size), 1)
+    return tuple(reversed(stride))
+
+
+def _planned(func, args, kwargs) -> tuple[tuple, tuple, torch.dtype, torch.device] | None:
+    """(shape, strides, dtype, device) of what an allocation op would make, without making it; None
+    when that cannot be told (the op then runs as asked). The common cases are worked out here (a
+    contiguous ``empty_like``, ``empty``, ``new_empty``, ``empty_strided``: microseconds, where the
+    ``meta`` device takes a Python decomposition of each op); the rest on the ``meta`` device."""
+    source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    device = kwargs.get("device") or (source.device if source is not None else torch.device("cpu"))
+    dtype = kwargs.get("dtype") or (source.dtype if source is not None else torch.get_default_dtype())
+    layout = kwargs.get("layout")
+    memory_format = kwargs.get("memory_format")
+    if layout in (None, torch.strided):
+        if func is aten.empty_like.default and memory_format in (None, torch.preserve_format,
+                                                                  torch.contiguous_format) \
+                and (memory_format is torch.contiguous_format or source.is_contiguous()):
+            return tuple(source.shape), _contiguous(source.shape), dtype, torch.device(device)
+        if func is aten.empty.memory_format and memory_format in (None, torch.contiguous_format):
+            return tuple(args[0]), _contiguous(args[0]), dtype, torch.device(device)
+        if func is aten.new_empty.default:
+            return tuple(args[1]), _contiguous(args[1]), dtype, torch.device(device)
+        if func is aten.empty_strided.default:
+            return tuple(args[0]), tuple(args[1]), dtype, torch.device(device)
+
     def on_meta(value):
         if isinstance(value, torch.Tensor):
             return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
         return value
 
-    device = kwargs.get("device")
-    if device is None:
-        source = args[0] if args and isinstance(args[0], torch.Tensor) else None
-        device = source.device if source is not None else torch.device("cpu")
     try:
         meta = func(*[on_meta(a) for a in args], **dict(kwargs, device=torch.device("meta")))
     except Exception:  # an argument meta tensors do not take: allocate as asked, as before
         return None
-    return meta, torch.device(device)
+    return tuple(meta.shape), tuple(meta.stride()), meta.dtype, torch.device(device)
 
 
 class _Recorder(TorchDispatchMode):
@@ -342,7 +365,7 @@ class _Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         if func in _ALLOCATIONS and _State.depth == 0 and self.watch.intercept_allocations:
             planned = _planned(func, args, kwargs)
-            if planned is not None and planned[0].numel() > 0:
+            if planned is not None and all(int(size) > 0 for size in planned[0]):
                 return self.watch.poisoned_like(*planned)
         result = func(*args, **kwargs)
         if _State.depth > 0 or func in _ALLOCATIONS:  # Triton's own, or an allocation left as asked
@@ -382,12 +405,11 @@ class Watch:
         self._mode: _Recorder | None = None
         self._counter = 0
 
-    def poisoned_like(self, planned: torch.Tensor, device: torch.device) -> torch.Tensor:
-        """The guarded buffer that stands for an allocation of ``planned``'s shape, strides and
-        dtype (a ``meta`` tensor) on ``device``."""
+    def poisoned_like(self, shape: tuple, stride: tuple, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        """The guarded buffer that stands for an allocation of this shape, strides and dtype on ``device``."""
         self._counter += 1
         name = "out" if self._counter == 1 else f"allocation #{self._counter}"
-        guarded = self.make_output(name, planned.shape, planned.stride(), planned.dtype, device)
+        guarded = self.make_output(name, torch.Size(shape), tuple(stride), dtype, device)
         self.result.outputs.append(guarded)
         if self.on_allocate is not None:
             self.on_allocate(name, guarded.view)
