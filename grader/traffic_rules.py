@@ -68,13 +68,15 @@ def passes_failure(counted: traffic.TrafficSummary, max_passes: dict[str, float]
 
 def cross_check(counted: traffic.TrafficSummary, sizes: dict[str, int], launches: int) -> GradeFailure | None:
     """What the judge knows against what the learner's process reported: the bytes of each tensor it
-    handed over, and the launches the watch recorded in the same call."""
+    handed over, and (at least) the launches the watch recorded in the same call."""
     for name, size in sizes.items():
         if name in counted.names() and counted.size_bytes(name) != size:
             return GradeFailure(
                 f"the traffic your process reported gives `{name}` {counted.size_bytes(name):,} bytes where the grader "
                 f"handed over {size:,}: the byte counter in your process was changed")
-    if launches and len(counted.launches) != launches:
+    # Fewer, not different: an autotuner's benchmark runs in the interpreter too, where the watch
+    # records the launch once and the counter sees every run.
+    if launches and len(counted.launches) < launches:
         return GradeFailure(
             f"the traffic your process reported counts {len(counted.launches)} kernel launches where the watch "
             f"recorded {launches}: the byte counter in your process was changed")
