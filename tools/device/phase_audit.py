@@ -9,6 +9,15 @@ solutions, the exercises); this checkout is the grader after. Each row is one ``
 same state of the card: its wall time, the verdict, the performance fraction and, for the grader
 after, the kernels its trace saw in the timed rounds. Written to FILE as the rows come in, with
 the GPU, the versions and the date (commit it as docs/measurements/h200-phase-audit.json).
+
+The base tree travels with the checkout as an untracked folder, made before the call:
+
+    mkdir -p phases_base && git archive 5f80a60 grader solutions exercises pyproject.toml | tar -x -C phases_base
+
+(5f80a60: the commit the grader after was built on), then on the GPU machine, in one call of about
+eight minutes:
+
+    PYTHONPATH=. python tools/device/phase_audit.py --base phases_base --out $OUT/h200-phase-audit.json --minutes 8
 """
 
 from __future__ import annotations
