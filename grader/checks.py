@@ -555,7 +555,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         # The same rules on every other call of the run, made before this one and after it.
         from grader import traffic_rules
 
-        traffic_rules.state(fn.process.traffic_log, fn.__name__, max_passes or {}, lesson)
+        traffic_rules.state(fn.process.traffic_log, fn.__name__, max_passes or {}, lesson, counted)
     return record
 
 

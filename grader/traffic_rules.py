@@ -5,7 +5,11 @@ need not trust that the traffic check's own call looks like the others: a file t
 twice, or loads without a mask, at every size but the traffic check's would pass a check made on
 one call. Here the rules the traffic check states (``max_passes``) are remembered for the rest of
 the run and held on every correctness call of the same function, before and after it
-(`TrafficLog`), and bytes outside every tensor fail any call.
+(`TrafficLog`), on every tensor at least as large as the traffic check's, and bytes outside every
+tensor fail any call. Smaller tensors are left out of the pass counts: there a few bytes a kernel
+reads per row are whole passes (exercise 10's Liger-style natural file reads a 1 x 1 `logits` four
+times, where its limit is two), and no limit stated for the traffic check's shape would mean
+anything.
 
 What the judge can check of figures that the learner's process reports about itself is little:
 the sizes of the tensors it handed over (`cross_check`) and, through the traffic check, that
@@ -33,7 +37,8 @@ class TrafficLog:
     """The figures of every call of the run (by function) and the rules the traffic check stated."""
 
     calls: list[tuple[str, str, traffic.TrafficSummary]] = field(default_factory=list)  # (function, case, figures)
-    rules: dict[str, tuple[dict[str, float], str]] = field(default_factory=dict)  # function -> (max_passes, lesson)
+    #: function -> (max_passes, lesson, the bytes of each tensor in the traffic check's call)
+    rules: dict[str, tuple[dict[str, float], str, dict[str, int]]] = field(default_factory=dict)
 
     def add(self, function: str, case: str, counted: traffic.TrafficSummary) -> None:
         if counted.available:
@@ -51,9 +56,9 @@ def outside_failure(counted: traffic.TrafficSummary, sentence: str) -> GradeFail
 
 
 def passes_failure(counted: traffic.TrafficSummary, max_passes: dict[str, float], lesson: str, *,
-                   slack: float = 0.0, case: str = "") -> GradeFailure | None:
+                   slack: float = 0.0, case: str = "", at_least: dict[str, int] | None = None) -> GradeFailure | None:
     for name, limit in max_passes.items():
-        if name not in counted.names():
+        if name not in counted.names() or counted.size_bytes(name) < (at_least or {}).get(name, 0):
             continue
         passes = counted.passes(name)
         if passes > limit + slack + 1e-9:
@@ -90,24 +95,28 @@ def hold(log: TrafficLog, function: str, case: str, counted: traffic.TrafficSumm
         return
     failure = outside_failure(counted, traffic.describe(counted, 0))
     if failure is None and function in log.rules:
-        max_passes, lesson = log.rules[function]
-        failure = passes_failure(counted, max_passes, lesson, slack=OTHER_SIZE_SLACK, case=case)
+        max_passes, lesson, sizes = log.rules[function]
+        failure = passes_failure(counted, max_passes, lesson, slack=OTHER_SIZE_SLACK, case=case, at_least=sizes)
     if failure is not None:
         raise failure
 
 
-def state(log: TrafficLog, function: str, max_passes: dict[str, float], lesson: str) -> None:
-    """The traffic check's rules, from now on held on every call of ``function``, and on the calls
-    made before it (GradeFailure naming the first that breaks them)."""
-    held, held_lesson = log.rules.get(function, ({}, ""))
-    merged = dict(held)
+def state(log: TrafficLog, function: str, max_passes: dict[str, float], lesson: str,
+          counted: traffic.TrafficSummary) -> None:
+    """The traffic check's rules (its limits, on tensors at least as large as in its own call,
+    ``counted``), from now on held on every call of ``function``, and on the calls made before it
+    (GradeFailure naming the first that breaks them)."""
+    held, held_lesson, held_sizes = log.rules.get(function, ({}, "", {}))
+    merged, sizes = dict(held), dict(held_sizes)
     for name, limit in max_passes.items():  # two checks of one function: the stricter limit of each tensor
         merged[name] = min(limit, merged.get(name, limit))
-    log.rules[function] = (merged, lesson or held_lesson)
-    for called, case, counted in log.calls:
+        if name in counted.names():
+            sizes[name] = min(counted.size_bytes(name), sizes.get(name, counted.size_bytes(name)))
+    log.rules[function] = (merged, lesson or held_lesson, sizes)
+    for called, case, earlier in log.calls:
         if called != function:
             continue
-        failure = outside_failure(counted, traffic.describe(counted, 0)) or passes_failure(
-            counted, max_passes, lesson, slack=OTHER_SIZE_SLACK, case=case)
+        failure = outside_failure(earlier, traffic.describe(earlier, 0)) or passes_failure(
+            earlier, max_passes, lesson, slack=OTHER_SIZE_SLACK, case=case, at_least=sizes)
         if failure is not None:
             raise failure

@@ -81,16 +81,26 @@ def test_the_traffic_rules_hold_on_the_calls_made_before_the_traffic_check():
     log = traffic_rules.TrafficLog()
     traffic_rules.hold(log, "add", "inputs of shape `x` (1000,)", _summary(8000))  # no rule stated yet
     with pytest.raises(GradeFailure, match=r"read `x` 2.00 times on inputs of shape `x` \(1000,\)"):
-        traffic_rules.state(log, "add", {"x": 1.0}, "an add needs each input once")
+        traffic_rules.state(log, "add", {"x": 1.0}, "an add needs each input once", _summary(4000))
 
 
 def test_the_traffic_rules_hold_on_the_calls_made_after_it_with_slack_for_size_dependent_reads():
     log = traffic_rules.TrafficLog()
-    traffic_rules.state(log, "add", {"x": 1.0}, "")
+    traffic_rules.state(log, "add", {"x": 1.0}, "", _summary(4000))
     traffic_rules.hold(log, "add", "a case", _summary(5000))  # 1.25 reads: a halo, within the slack
     traffic_rules.hold(log, "other", "a case", _summary(8000))  # another function: its own rules
     with pytest.raises(GradeFailure, match="read `x` 2.00 times on a case"):
         traffic_rules.hold(log, "add", "a case", _summary(8000))
+
+
+def test_tensors_smaller_than_the_traffic_checks_are_left_out_of_the_pass_counts():
+    """At a 1 x 1 shape a few bytes per row are whole passes (exercise 10's Liger-style file reads
+    its `logits` four times there): no limit stated for a larger shape means anything."""
+    log = traffic_rules.TrafficLog()
+    traffic_rules.state(log, "add", {"x": 1.0}, "", _summary(4000))
+    traffic_rules.hold(log, "add", "a small case", _summary(400, size=100))  # four reads of 100 bytes
+    with pytest.raises(GradeFailure, match="outside every tensor"):  # bytes outside count at any size
+        traffic_rules.hold(log, "add", "a small case", _summary(100, size=100, outside=4))
 
 
 def test_bytes_outside_every_tensor_fail_any_call():

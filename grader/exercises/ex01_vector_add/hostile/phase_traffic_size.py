@@ -11,10 +11,11 @@ ATTACK = ('recognises the traffic check by its input size (3 * 1024 + 7, a size 
 KIND = "phase"
 WRONG_UNDERNEATH = False
 STATIC_FLAGS = ()
-REJECTED_BY = ("the traffic check's rules hold on every call of the run: the calls at other sizes read `x` twice")
+REJECTED_BY = ("the traffic check's rules hold on every call of the run, on tensors at least as large as its own: "
+               "the calls at larger sizes read `x` twice")
 #: What `grade exercise 1` says in the interpreter (a substring), on the checks SELECT picks.
 EXPECTED = 'read `x` 2.00 times on inputs of shape'
-SELECT = 'traffic or (matches_reference and n1025 and fp32)'
+SELECT = 'traffic or (matches_reference and n4093 and fp32)'
 
 
 @triton.jit
