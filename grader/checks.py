@@ -94,10 +94,10 @@ def mode_of(fn: Any) -> str:
 
 
 def _call(fn: Callable, args: list, kwargs: dict, *, names: dict[str, str] | None = None,
-          on_allocate=None) -> CallOutcome:
+          traffic: bool = False, on_allocate=None) -> CallOutcome:
     """Call ``fn`` watched: in the learner's process for a `LearnerFunction`, here otherwise."""
     if isinstance(fn, LearnerFunction):
-        outcome = fn.process.call(fn.__name__, args, kwargs, names=names)
+        outcome = fn.process.call(fn.__name__, args, kwargs, names=names, traffic=traffic)
         fn.last = outcome
         return outcome
     watch = Watch(on_allocate=on_allocate)
@@ -318,9 +318,9 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
     unknown = set(inplace) - set(inputs) - set(kwargs or {})
     if unknown:
         raise ValueError(f"inplace names tensors that are not inputs: {sorted(unknown)}")
-    args, kwargs, guarded_inputs, names = guard_all(fn, inputs, kwargs)
+    args, kwargs, guarded_inputs, _ = guard_all(fn, inputs, kwargs)
     originals = {g.name: g.view.clone() for g in guarded_inputs if g.name in inplace}
-    outcome = _call(fn, args, kwargs, names=names)
+    outcome = _call(fn, args, kwargs)
     result = outcome.result
     returned = check_outcome(outcome, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
                              max_launches=max_launches, inplace=tuple(inplace))
@@ -361,7 +361,6 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
                 kind=Kind.MASKING
             ) from None
         raise failure from None
-    _hold_traffic(fn, outcome, guarded_inputs)
     named = {g.name: g.view for g in guarded_inputs}
     return CaseReport(result, outcome.launches, named)
 
@@ -391,34 +390,6 @@ def _overlapping_programs(outcome: CallOutcome, result: Any, name: str) -> str |
             f"programs wrote only `{name}[0]` to `{name}[{count - 1}]` between them, one block of {block} and "
             f"{programs - 1} more. Every program starts at element `pid`, not `pid * {constant}`: the blocks "
             "overlap, each one element past the last, instead of following one another")
-
-
-def _counted(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor]):
-    """The call's traffic as the learner's process counted it, cross-checked against what the judge
-    handed over (`grader.traffic_rules.cross_check`); None where nothing was counted (a GPU)."""
-    from grader import traffic, traffic_rules
-
-    if not outcome.traffic:
-        return None
-    counted = traffic.TrafficSummary.from_dict(outcome.traffic)
-    if counted.available:
-        sizes = {g.name: g.view.numel() * g.view.element_size() for g in guarded_inputs}
-        failure = traffic_rules.cross_check(counted, sizes, len(outcome.launches))
-        if failure is not None:
-            raise failure
-    return counted
-
-
-def _hold_traffic(fn: Callable, outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor]) -> None:
-    """Every correctness call in the interpreter is held to the traffic check's rules
-    (`grader.traffic_rules`): bytes outside every tensor, and reads beyond the passes it allows."""
-    from grader import traffic_rules
-
-    counted = _counted(outcome, guarded_inputs)
-    if counted is None or not isinstance(fn, LearnerFunction):
-        return
-    case = "inputs of shape " + ", ".join(f"`{g.name}` {tuple(g.view.shape)}" for g in guarded_inputs)
-    traffic_rules.hold(fn.process.traffic_log, fn.__name__, case, counted)
 
 
 def expect_overwritten(name: str, view: torch.Tensor, original: torch.Tensor, expected: torch.Tensor, *,
@@ -489,7 +460,7 @@ def peak_memory(fn: Callable, inputs: dict[str, Any], *, kwargs: dict | None = N
     extra = dict(kwargs or {})
     if mode_of(fn) == "gpu" and isinstance(fn, LearnerFunction):
         fn(*args, **extra)
-        outcome = fn.process.call(fn.__name__, args, extra)  # every call on a GPU measures its peak
+        outcome = fn.process.call(fn.__name__, args, extra, memory=True)
         return MemoryReport(int((outcome.memory or {}).get("peak_bytes", 0)), "cuda allocator peak", [],
                             outcome.result)
     outcome = _call(fn, args, extra)
@@ -521,10 +492,9 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         pytest.skip("traffic: counted in Triton's interpreter only (add --traffic to `grade exercise` on a GPU)")
     args, kwargs, guarded_inputs, names = guard_all(fn, inputs, kwargs)
     if isinstance(fn, LearnerFunction):
-        # A call like every other: the learner's process counts the bytes of each one.
-        outcome = _call(fn, args, kwargs, names=names)
-        counted = _counted(outcome, guarded_inputs) or traffic.TrafficSummary.from_dict(
-            {"available": False, "reason": "no traffic was counted"})
+        outcome = _call(fn, args, kwargs, names=names, traffic=True)
+        counted = traffic.TrafficSummary.from_dict(outcome.traffic or {"available": False,
+                                                                     "reason": "no traffic was counted"})
     else:
         available, reason = traffic.traffic_available()
         if not available:
@@ -588,11 +558,6 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
             f"your kernel moved more bytes than the minimum allows (at most {max_ratio:.2f}x)"
             f"{': ' + lesson if lesson else ''}. Counted: {sentence}"
         )
-    if isinstance(fn, LearnerFunction):
-        # The same rules on every other call of the run, made before this one and after it.
-        from grader import traffic_rules
-
-        traffic_rules.state(fn.process.traffic_log, fn.__name__, max_passes or {}, lesson, counted)
     return record
 
 

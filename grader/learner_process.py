@@ -34,7 +34,6 @@ import torch
 
 from grader import arena, guards, protocol, sandbox
 from grader.failures import GradeFailure
-from grader.traffic_rules import TrafficLog
 from grader.results import Kind
 from grader.watch import Launch
 
@@ -152,8 +151,6 @@ class LearnerProcess:
         self._buffers: list[list] = []  # [start, end, buffer, device] of every buffer in the in arena
         #: The course's twin process for the judge's clock (`grader.timing_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
-        #: The bytes every call of the run moved, and the traffic check's rules (`grader.traffic_rules`).
-        self.traffic_log = TrafficLog()
 
     # --- lifetime ---------------------------------------------------------------------------------
 
@@ -454,14 +451,14 @@ class LearnerProcess:
                                                 device=str(desc.get("device", "cpu"))))
         return outputs
 
-    def call(self, function: str, args: tuple | list, kwargs: dict, *, names: dict[str, str] | None = None
-             ) -> CallOutcome:
-        """Call ``function`` in the learner's process on these arguments; the outcome as data. Every
-        call is made the same way there (`grader.runner`): watched, its traffic counted in the
-        interpreter and its memory on a GPU, so the request says nothing of what the answer is for."""
+    def call(self, function: str, args: tuple | list, kwargs: dict, *, names: dict[str, str] | None = None,
+             traffic: bool = False, memory: bool = False, intercept: bool = True) -> CallOutcome:
+        """Call ``function`` in the learner's process on these arguments; the outcome as data."""
         self.ready()
         message = {"op": "call", "function": function, "args": self.encode(list(args)),
-                   "kwargs": self.encode(dict(kwargs)), "names": names or {}}
+                   "kwargs": self.encode(dict(kwargs)), "names": names or {}, "traffic": traffic,
+                   # measuring memory: the learner's own allocations, without the grader's guards around them
+                   "memory": memory, "intercept": intercept and not memory}
         reply = self.request(message)
         watch = reply.get("watch") or {}
         launches = []
@@ -516,9 +513,10 @@ class LearnerFunction:
         self.__name__ = name
         self.last: CallOutcome | None = None
 
-    def call(self, *args, names: dict[str, str] | None = None, memory: bool = False, **kwargs) -> CallOutcome:
-        """``memory`` is accepted for the specs that say what they read: every call measures it."""
-        self.last = self.process.call(self.__name__, args, kwargs, names=names)
+    def call(self, *args, names: dict[str, str] | None = None, traffic: bool = False, memory: bool = False,
+             intercept: bool = True, **kwargs) -> CallOutcome:
+        self.last = self.process.call(self.__name__, args, kwargs, names=names, traffic=traffic, memory=memory,
+                                      intercept=intercept)
         return self.last
 
     def __call__(self, *args, **kwargs):

@@ -13,17 +13,12 @@ itself.
 
 Requests (`grader.protocol`):
 
-* ``call``: call one of the learner's functions, on arguments in the ``in`` arena (tensors marked
-  ``cuda`` are copied to the GPU first and back after), or once per shared set (``sets``, the
-  calls the judge's clock times). Every call is made the same way (`Runner._watched`): the watch
-  (`grader.watch.Watch`: launches, torch ops, allocations intercepted into guarded buffers), the
-  bytes its kernels move (`grader.traffic`, interpreter) and the memory it allocates (GPU). The
-  request says nothing else about what the judge will do with the answer.
+* ``call``: call one of the learner's functions on arguments in the ``in`` arena, watched
+  (`grader.watch.Watch`), optionally counting the bytes its kernels move (`grader.traffic`) or
+  the GPU memory it allocates; tensors marked ``cuda`` are copied to the GPU first and back after.
 * ``reset``: start filling the ``out`` arena from the beginning (a new check).
-* ``share`` / ``unshare``: open and close the judge's sets for its clock (`grader.timing`);
-  ``trace_start`` / ``trace_stop``: a CUDA activity trace of the kernels that run in between
-  (around the timed rounds: `grader.kernel_audit`).
-* ``twin_round``, ``dobench``: the twin's round and the do_bench cross-check (`grader.timing`).
+* ``timing_setup`` / ``timing_go`` / ``timing_dobench``: the GPU timing the judge's clock
+  decides by (`grader.timing`).
 * ``exit``: leave at once (``os._exit``: a learner's non-daemon thread or ``atexit`` hook cannot
   keep the process alive; the judge kills it anyway after a moment).
 """
@@ -57,51 +52,6 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-class _KernelTrace:
-    """The names of the CUDA kernels this process runs, from CUPTI's activity records (through
-    torch.profiler), between ``trace_start`` and ``trace_stop``. Started before the judge's first
-    counted round and stopped after its last, so its cost at start and stop is outside every
-    round; while it runs it only adds an activity record to each launch."""
-
-    #: (torch.profiler.profile, ProfilerActivity), taken before the learner's file is imported (`prepare`):
-    #: a file that replaces torch.profiler's names at import does not replace these.
-    tools: tuple | None = None
-
-    @classmethod
-    def prepare(cls) -> None:
-        from torch.profiler import ProfilerActivity, profile
-
-        cls.tools = (profile, ProfilerActivity)
-
-    def __init__(self, torch):
-        if self.tools is None:
-            self.prepare()
-        profile, activity = self.tools
-        self.torch = torch
-        self.profile = profile(activities=[activity.CUDA])
-        self.profile.__enter__()
-
-    def stop(self) -> dict:
-        """{kernel name: launches} of every kernel, or {"$error": why} when the trace could not be read."""
-        try:
-            self.torch.cuda.synchronize()
-            self.profile.__exit__(None, None, None)
-            cuda = self.torch.autograd.DeviceType.CUDA
-            try:  # kineto's own records: no tree of CPU events to build
-                names = [event.name() for event in self.profile.profiler.kineto_results.events()
-                         if event.device_type() == cuda]
-            except AttributeError:
-                names = [event.name for event in self.profile.events() if getattr(event, "device_type", None) == cuda]
-            counts: dict = {}
-            for name in names:
-                name = str(name)[:300]
-                if not name.startswith(("Memcpy", "Memset")):  # copies and fills of memory run no kernel code
-                    counts[name] = counts.get(name, 0) + 1
-            return dict(list(counts.items())[:200])
-        except Exception as exc:  # noqa: BLE001 - a trace that cannot be read is a sentence for the judge
-            return {"$error": f"{type(exc).__name__}: {exc}"[:300]}
-
-
 class Runner:
     def __init__(self, args: argparse.Namespace):
         import torch
@@ -117,13 +67,7 @@ class Runner:
         self.arenas = {"in": arena.Arena(size_in, fd=fd_in, name="in"), "out": arena.Arena(size_out, fd=fd_out, name="out")}
         self.gpu = args.mode == "gpu"
         self.module = None
-        self.shared: dict | None = None  # the judge's sets for its clock (`share`)
-        self.trace: "_KernelTrace | None" = None
-        self._sets = None
-        self._slot = None
-        self._grader_bytes = 0
-        #: Interpreter: the traffic counter whose hooks stay installed for the whole process.
-        self.counting = None
+        self.timing: dict | None = None
 
     # --- the learner's module ------------------------------------------------------------------
 
@@ -229,31 +173,11 @@ class Runner:
     # --- calls --------------------------------------------------------------------------------
 
     def _make_output(self, name, shape, stride, dtype, device):
-        """An intercepted allocation: a guarded, poisoned buffer the judge can read. In a call on
-        the judge's shared sets, the first allocation of the set's output shape is the judge's own
-        guarded slot (laid out the same way: the view starts `guards.GUARD` elements in)."""
+        """An intercepted allocation: a guarded, poisoned buffer the judge can read."""
         from grader import arena, guards
 
-        on_gpu = self.gpu and self.torch.device(device).type == "cuda"
-        slot = self._slot
-        if slot is not None and on_gpu and dtype == slot.dtype \
-                and guards.buffer_numel(shape, stride) == slot.numel():
-            self._slot = None
-            return guards.GuardedTensor(name, "output", slot, guards.view_of(slot, shape, stride), None, None,
-                                        device="cuda")
-        if on_gpu:
-            # Only the buffer: the judge keeps what it compares against, so the grader's share of the
-            # memory a call allocates is the two guards, subtracted from the peak (`peak_memory`).
-            buffer = self.torch.empty(guards.buffer_numel(shape, stride), dtype=dtype, device=device)
-            view = guards.view_of(buffer, shape, stride)
-            guarded = guards.GuardedTensor(name, "output", buffer, view, None, None, device="cuda")
-            if self._sets:
-                # A timed call's other allocations (exercise 8's partials) come back to nobody: no poison,
-                # which would put the grader's own fill kernels among the ones the audit reads.
-                return guarded
-            guards.fill_sentinel(buffer)
-            guards.fill_poison(view)
-            self._grader_bytes += (buffer.numel() - guards.extent(tuple(shape), tuple(stride))) * buffer.element_size()
+        if self.gpu and self.torch.device(device).type == "cuda":
+            guarded = guards.guard_output(name, shape, stride, dtype, device)
             host = self.arenas["out"].empty(guarded.buffer.numel(), dtype)
             self._downloads.append((guarded.buffer, host))
             offset = host.data_ptr() - self.arenas["out"].bytes.data_ptr()
@@ -270,63 +194,10 @@ class Runner:
         self._known.append((host, desc, guarded.buffer if host is not guarded.buffer else None))
         return guarded
 
-    def _watched(self, fn, args: list, kwargs: dict, names: dict) -> tuple[dict, Any, Any]:
-        """One call of the learner's function, the same way whatever the judge does with it: the
-        watch, the allocation interception, the traffic counter (interpreter) and the allocator's
-        peak (GPU). Returns (reply, result, watch result)."""
+    def call(self, request: dict) -> dict:
+        from grader import traffic
         from grader.failures import describe_exception
         from grader.watch import Watch
-
-        torch = self.torch
-        counter = self.counting.begin() if self.counting is not None else None
-        if counter is not None:
-            for index, value in enumerate(args):
-                if isinstance(value, torch.Tensor):
-                    counter.watch(str(names.get(str(index)) or f"argument {index}"), value)
-            for key, value in kwargs.items():
-                if isinstance(value, torch.Tensor):
-                    counter.watch(str(names.get(key) or key), value)
-        watch = Watch(make_output=self._make_output, on_allocate=counter.watch if counter is not None else None)
-        self._grader_bytes = 0
-        if self.gpu and not self._sets:
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-            before = torch.cuda.memory_allocated()
-        reply: dict = {"ok": True}
-        result = None
-        try:
-            with watch:
-                result = fn(*args, **kwargs)
-                if self.gpu and not self._sets:
-                    torch.cuda.synchronize()
-        except BaseException as exc:  # noqa: BLE001 - anything the learner's code raises is a sentence
-            failure = describe_exception(exc, self.args.learner, display=self.args.display)
-            reply = {"ok": False, "kind": failure.kind, "message": str(failure), "raised": failure.raised}
-        finally:
-            if counter is not None:
-                self.counting.end()
-        if self.gpu and reply["ok"] and not self._sets:
-            peak = torch.cuda.max_memory_allocated() - before - self._grader_bytes
-            reply["memory"] = {"peak_bytes": int(max(peak, 0))}
-        if counter is not None:
-            reply["traffic"] = self.counting.report(counter)
-        return reply, result, watch.result
-
-    def _watch_record(self, outcome, result) -> dict:
-        return {
-            "launches": [{"kernel": launch.kernel, "grid": list(launch.grid) if launch.grid is not None else None,
-                          "arguments": {k: self._encode(v) for k, v in launch.arguments.items()},
-                          "compiled": launch.compiled} for launch in outcome.launches[:1000]],
-            "computed": outcome.computed[:200],
-            # Only fills of what the call returned (a scratch buffer may be a torch.zeros).
-            "filled_outputs": [[index, fill] for index, fill in outcome.filled_outputs(result)][:200],
-            "allocations": self._allocations,
-        }
-
-    def call(self, request: dict) -> dict:
-        """One call on tensors in the arenas (``args``), or one call per shared set (``sets``: the
-        judge's clock runs around the whole request), each made by `_watched`."""
-        from grader.failures import describe_exception
 
         torch = self.torch
         name = request.get("function")
@@ -334,16 +205,48 @@ class Runner:
         if not callable(fn):
             return {"ok": False, "kind": Kind.WRONG,
                     "message": f"your file does not define `{name}`: keep the functions the stub defines"}
-        if request.get("sets") is not None:
-            return self._call_sets(fn, request)
-        self._known, self._allocations, self._downloads, self._sets, self._slot = [], [], [], None, None
+        self._known, self._allocations, self._downloads = [], [], []
         uploads: list = []
         try:
             args = self._decode(request.get("args") or [], uploads)
             kwargs = self._decode(request.get("kwargs") or {}, uploads)
         except ValueError as exc:
             return {"ok": False, "kind": Kind.WRONG, "message": f"the grader could not hand over the inputs: {exc}"}
-        reply, result, outcome = self._watched(fn, args, kwargs, request.get("names") or {})
+        names = request.get("names") or {}
+        counting = bool(request.get("traffic"))
+        memory = bool(request.get("memory")) and self.gpu
+        watch = Watch(intercept_allocations=bool(request.get("intercept", True)), make_output=self._make_output)
+        counter_context = traffic.count_traffic() if counting else None
+        counter = None
+        reply: dict = {"ok": True}
+        try:
+            if counter_context is not None:
+                counter = counter_context.__enter__()
+                for index, value in enumerate(args):
+                    if isinstance(value, torch.Tensor) and str(index) in names:
+                        counter.watch(names[str(index)], value)
+                for key, value in kwargs.items():
+                    if isinstance(value, torch.Tensor) and key in names:
+                        counter.watch(names[key], value)
+                watch.on_allocate = counter.watch
+            if memory:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+                before = torch.cuda.memory_allocated()
+            try:
+                with watch:
+                    result = fn(*args, **kwargs)
+                    if self.gpu:
+                        torch.cuda.synchronize()
+            except BaseException as exc:  # noqa: BLE001 - anything the learner's code raises is a sentence
+                failure = describe_exception(exc, self.args.learner, display=self.args.display)
+                reply = {"ok": False, "kind": failure.kind, "message": str(failure), "raised": failure.raised}
+                result = None
+            if memory and reply["ok"]:
+                reply["memory"] = {"peak_bytes": int(torch.cuda.max_memory_allocated() - before)}
+        finally:
+            if counter_context is not None:
+                counter_context.__exit__(None, None, None)
         if not reply["ok"] and reply["kind"] == Kind.FATAL:
             return reply
         try:
@@ -356,42 +259,21 @@ class Runner:
         except BaseException as exc:  # noqa: BLE001
             failure = describe_exception(exc, self.args.learner, display=self.args.display)
             return {"ok": False, "kind": failure.kind, "message": str(failure)}
-        reply["watch"] = self._watch_record(outcome, result)
+        outcome = watch.result
+        reply["watch"] = {
+            "launches": [{"kernel": launch.kernel, "grid": list(launch.grid) if launch.grid is not None else None,
+                          "arguments": {k: self._encode(v) for k, v in launch.arguments.items()},
+                          "compiled": launch.compiled} for launch in outcome.launches[:1000]],
+            "computed": outcome.computed[:200],
+            # Only fills of what the call returned (a scratch buffer may be a torch.zeros).
+            "filled_outputs": [[index, fill] for index, fill in outcome.filled_outputs(result)][:200],
+            "allocations": self._allocations,
+        }
+        if counter is not None:
+            reply["traffic"] = counter.as_dict()
         if reply["ok"]:
             reply["result"] = self._encode(result)
         return reply
-
-    def _call_sets(self, fn, request: dict) -> dict:
-        """The calls the judge's clock times: one per shared set, each output in the judge's slot
-        (or copied there, inside the clock), then one device-wide synchronize. What the watch saw
-        comes back for every call: a torch op here fails the check as it does anywhere else."""
-        torch = self.torch
-        copied, seen = [], {"launches": [], "computed": [], "fills": []}
-        for index in request["sets"]:
-            args, kwargs, slot = self.shared["sets"][int(index)]
-            self._known, self._allocations, self._downloads = [], [], []
-            self._sets, self._slot = True, slot
-            reply, result, outcome = self._watched(fn, list(args), dict(kwargs), {})
-            self._sets, self._slot = None, None
-            if not reply["ok"]:
-                return reply
-            seen["launches"].append(len(outcome.launches))
-            seen["computed"] += outcome.computed[:20]
-            seen["fills"] += outcome.fills[:20]
-            out = result[0] if isinstance(result, (tuple, list)) and result else result
-            view = self.shared["views"][int(index)]
-            same = isinstance(out, torch.Tensor) and out.data_ptr() == view.data_ptr()
-            if not same and isinstance(out, torch.Tensor) and out.shape == view.shape:
-                view.copy_(out)  # the learner allocated elsewhere: the copy counts in the time
-            copied.append(not same)
-        try:
-            torch.cuda.synchronize()
-        except BaseException as exc:  # noqa: BLE001
-            from grader.failures import describe_exception
-
-            failure = describe_exception(exc, self.args.learner, display=self.args.display)
-            return {"ok": False, "kind": failure.kind, "message": str(failure)}
-        return {"ok": True, "copied": copied, "watch": {k: v[:200] for k, v in seen.items()}}
 
     # --- a measurement the course runs on a learner function ------------------------------------
 
@@ -418,11 +300,8 @@ class Runner:
 
     # --- timing (GPU) -------------------------------------------------------------------------
 
-    def share(self, request: dict) -> dict:
-        """Open the judge's shared sets (CUDA IPC): each set's arguments and its guarded output slot."""
+    def timing_setup(self, request: dict) -> dict:
         from torch.multiprocessing import reductions
-
-        from grader import guards
 
         def rebuild(item):
             if isinstance(item, dict) and "$cuda" in item:
@@ -436,54 +315,58 @@ class Runner:
                 return {k: rebuild(v) for k, v in item.items()}
             return item
 
-        slots = [rebuild(slot["buffer"]) for slot in request["outputs"]]
-        views = [guards.view_of(buffer, slot["shape"], slot["stride"]) for buffer, slot in zip(slots, request["outputs"])]
-        sets = [(rebuild(s["args"]), rebuild(s["kwargs"]), slot) for s, slot in zip(request["sets"], slots)]
-        self.shared = {"sets": sets, "views": views}
+        fn = getattr(self.module, str(request.get("function")), None)
+        if not callable(fn) and not request.get("twin"):
+            return {"ok": False, "kind": Kind.WRONG, "message": f"your file does not define `{request.get('function')}`"}
+        sets = [(rebuild(s["args"]), rebuild(s["kwargs"])) for s in request["sets"]]
+        slots = [rebuild(slot) for slot in request["outputs"]]
+        self.timing = {"fn": fn, "sets": sets, "slots": slots}
         return {"ok": True}
 
-    def trace_start(self, request: dict) -> dict:
-        """From now on a CUDA activity trace records every kernel this process runs (`grader.kernel_audit`)."""
-        if self.trace is None:
-            try:
-                self.trace = _KernelTrace(self.torch)
-            except Exception as exc:  # noqa: BLE001 - no profiler here: the judge says it cannot audit
-                return {"ok": True, "started": False, "why": f"{type(exc).__name__}: {exc}"[:300]}
-        return {"ok": True, "started": True}
+    def timing_go(self, request: dict) -> dict:
+        """K calls, each output placed in the judge's slot, then one device-wide synchronize."""
+        from grader.failures import describe_exception
+        from grader.watch import redirect_allocations
 
-    def trace_stop(self, request: dict) -> dict:
-        """The kernels the trace saw since `trace_start`, by name, with their launches."""
-        kernels = self.trace.stop() if self.trace is not None else None
-        self.trace = None
-        return {"ok": True, "kernels": kernels}
-
-    def twin_round(self, request: dict) -> dict:
-        """The course's twin (grader.timing_twin): a round with one element of work."""
-        self.shared["views"][0].view(-1)[:1].fill_(0.25)
-        self.torch.cuda.synchronize()
-        return {"ok": True, "copied": []}
+        torch = self.torch
+        state = self.timing
+        copied = []
+        if request.get("twin"):  # the course's twin (grader.timing_twin): a round with one element of work
+            state["slots"][0].view(-1)[:1].fill_(0.25)
+            torch.cuda.synchronize()
+            return {"ok": True, "copied": []}
+        try:
+            for (args, kwargs), slot in zip(state["sets"], state["slots"]):
+                with redirect_allocations(slot):
+                    result = state["fn"](*args, **kwargs)
+                out = result[0] if isinstance(result, (tuple, list)) else result
+                same = isinstance(out, torch.Tensor) and out.data_ptr() == slot.data_ptr()
+                if not same and isinstance(out, torch.Tensor) and out.shape == slot.shape:
+                    slot.copy_(out)  # the learner allocated elsewhere: the copy counts in the time
+                copied.append(not same)
+            torch.cuda.synchronize()
+        except BaseException as exc:  # noqa: BLE001
+            failure = describe_exception(exc, self.args.learner, display=self.args.display)
+            return {"ok": False, "kind": failure.kind, "message": str(failure)}
+        return {"ok": True, "copied": copied}
 
     def timing_dobench(self, request: dict) -> dict:
         """The cross-check: triton.testing.do_bench on the first set, in this process."""
         from grader import perf
 
-        args, kwargs, _ = self.shared["sets"][0]
-        fn = getattr(self.module, str(request.get("function")), None)
-        work = lambda: fn(*args, **kwargs)  # noqa: E731
+        state = self.timing
+        args, kwargs = state["sets"][0]
+        work = lambda: state["fn"](*args, **kwargs)  # noqa: E731
         try:
             ms = perf.time_ms(work, rep_ms=int(request.get("rep_ms", 100)))
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, "kind": Kind.WRONG, "message": f"do_bench failed: {type(exc).__name__}: {exc}"}
         return {"ok": True, "ms": ms}
 
-    def unshare(self, request: dict) -> dict:
-        """Close the shared sets (and a trace left running)."""
+    def timing_release(self, request: dict) -> dict:
         import gc
 
-        if self.trace is not None:
-            self.trace.stop()
-            self.trace = None
-        self.shared = None
+        self.timing = None
         gc.collect()  # the shared tensors' last references: the judge can collect their memory at once
         self.torch.cuda.synchronize()
         return {"ok": True}
@@ -492,9 +375,9 @@ class Runner:
 
     def serve(self) -> int:
         protocol = self.protocol
-        handlers = {"call": self.call, "measure": self.measure, "share": self.share, "twin_round": self.twin_round,
-                    "dobench": self.timing_dobench, "unshare": self.unshare,
-                    "trace_start": self.trace_start, "trace_stop": self.trace_stop}
+        handlers = {"call": self.call, "measure": self.measure, "timing_setup": self.timing_setup,
+                    "timing_go": self.timing_go,
+                    "timing_dobench": self.timing_dobench, "timing_release": self.timing_release}
         while True:
             try:
                 request = protocol.receive(self.requests, limit=1 << 30)
@@ -548,17 +431,6 @@ def main(argv: list[str] | None = None) -> int:
 
         interpreter_fixes.apply_compiled()
     runner = Runner(args)
-    # The watch's launch wrappers and the traffic counter's hooks are installed now, once, before the
-    # learner's file is imported: every call then finds the same ones, whatever the judge does with it.
-    from grader import watch
-
-    watch.install_for_process()
-    if args.mode == "interpreter":
-        from grader import traffic
-
-        runner.counting = traffic.EveryCall()
-    else:
-        _KernelTrace.prepare()
     hello = runner.import_learner()
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
                  fixes=fixes, seconds=round(time.monotonic() - started, 3))

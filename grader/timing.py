@@ -3,22 +3,16 @@
 A time measured inside the learner's process can be patched, replayed from a cache, or fooled by
 work left running on another stream. So the judge (which never imports learner code) times it:
 
-1. it makes K input sets on the GPU (together many times the L2) and K output slots, each a view
-   into a guarded buffer laid out as the correctness checks' are (`grader.guards`: the view starts
-   `guards.GUARD` elements in), and shares them with the learner's process once (CUDA IPC),
-   outside the clock;
+1. it makes K input sets on the GPU (together many times the L2) and K output slots, and shares
+   them with the learner's process once (CUDA IPC), outside the clock;
 2. each round it fills every input with fresh random values and poisons every slot, waits for
-   the GPU, starts its clock, sends one ``call`` request over the K sets and stops the clock when
-   the reply arrives. The learner's process makes each call the way it makes every call (the
-   watch, the allocation interception: its ``torch.empty_like`` is the judge's slot, and a torch
-   op fails the check as anywhere else), then synchronizes the whole device;
+   the GPU, starts its clock, tells the learner's process "go" and stops the clock when the
+   answer "done" arrives. The learner's process calls the function once per set, each output
+   landing in the judge's slot (`grader.watch.redirect_allocations`; an output made elsewhere is
+   copied there, inside the clock), then synchronizes the whole device;
 3. it looks at sampled elements of every slot at once: poison still there means the function
-   returned (or said "done") before its kernels finished, and the check fails; the guards around
-   each slot must still hold the sentinel;
-4. it checks every output in full against its own reference;
-5. after the last round it reads the names of the kernels the GPU ran during the counted rounds
-   (a CUDA activity trace in the learner's process, `grader.kernel_audit`): they must all be
-   the learner's own Triton kernels, at least one per call.
+   returned (or said "done") before its kernels finished, and the check fails;
+4. it checks every output in full against its own reference.
 
 The inputs are revealed only when the judge fills them, right before its clock starts, so a
 result cannot be computed ahead; K distinct sets mean no result can be replayed; the judge's
@@ -87,8 +81,6 @@ class Timing:
     copied: bool = False  # the learner's outputs were made elsewhere and copied into the slots
     twin_rounds_ms: list[float] = field(default_factory=list)  # the twin's rounds (the quickest is subtracted)
     notes: list[str] = field(default_factory=list)
-    #: Kernel name -> launches in the counted rounds, from the learner's process's trace (`grader.kernel_audit`).
-    kernels: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"method": "the judge's clock around K calls on K fresh input sets (median of rounds)",
@@ -98,7 +90,7 @@ class Timing:
                 "twin_rounds_ms": [round(t, 5) for t in self.twin_rounds_ms],
                 "dobench_ms": None if self.dobench_ms is None else round(self.dobench_ms, 5),
                 "dobench_ratio": None if not self.dobench_ms else round(self.dobench_ms / self.ms, 4),
-                "outputs_copied": self.copied, "kernels": dict(list(self.kernels.items())[:20])}
+                "outputs_copied": self.copied}
 
 
 def _share(value):
@@ -154,53 +146,6 @@ def sets_for(fastest_call_ms: float | None, one_set_bytes: int, free_bytes: int)
     return int(max(SETS, min(wanted, MAX_SETS, fit)))
 
 
-def _guarded_copy(value: Any) -> Any:
-    """``value`` copied into a view of a NaN-guarded buffer on its device, as the correctness checks
-    hand inputs over (`grader.guards`); other values unchanged."""
-    if not isinstance(value, torch.Tensor):
-        return value
-    buffer = torch.empty(guards.buffer_numel(value.shape, value.stride()), dtype=value.dtype, device=value.device)
-    guards.fill_input_guard(buffer)
-    view = guards.view_of(buffer, value.shape, value.stride())
-    view.copy_(value)
-    return view
-
-
-def _guarded_set(args: list, kwargs: dict) -> tuple[list, dict]:
-    return [_guarded_copy(a) for a in args], {k: _guarded_copy(v) for k, v in kwargs.items()}
-
-
-def _guarded_slot(like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(buffer, view): an output slot inside a guarded buffer, the sentinel around it."""
-    stride = torch.empty(like.shape, dtype=like.dtype, device="meta").stride()
-    buffer = torch.empty(guards.buffer_numel(like.shape, stride), dtype=like.dtype, device=like.device)
-    guards.fill_sentinel(buffer)
-    return buffer, guards.view_of(buffer, like.shape, stride)
-
-
-def _guards_hold(buffer: torch.Tensor) -> bool:
-    """The slot's guards (before and after the view) still hold the sentinel."""
-    ends = torch.cat([buffer[:guards.GUARD], buffer[-guards.GUARD:]])
-    want = torch.empty_like(ends)
-    guards.fill_sentinel(want)
-    return bool((guards.bits_view(ends) == guards.bits_view(want)).all())
-
-
-def _watched_failure(reply: dict) -> GradeFailure | None:
-    """What the watch saw in the timed calls, as the correctness checks would say it."""
-    seen = reply.get("watch") or {}
-    computed = [str(op)[:80] for op in seen.get("computed") or []]
-    if computed:
-        ops = ", ".join(dict.fromkeys(computed))
-        return GradeFailure(f"part of the answer was computed with torch ({ops}) in the calls the grader timed, not by "
-                            "your kernel: everything between the loads and the store belongs in the Triton kernel")
-    launches = seen.get("launches") or []
-    if any(not n for n in launches):
-        return GradeFailure("a call the grader timed returned without launching a Triton kernel: the answer must come "
-                            "from your kernel in every call")
-    return None
-
-
 def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
                  output_like: torch.Tensor, sets: int | None = None, rounds: int = ROUNDS, seed: int = 0,
                  timeout: float = 120.0, snapshot: Callable[[list, dict], Any] | None = None,
@@ -212,95 +157,72 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
     writes its gradient into the logits), ``snapshot(args, kwargs)`` is taken from every set before
     the clock starts, and ``verify(out, args, kwargs, state)`` receives it. ``sets`` fixes K; without it
     K is `sets_for` ``fastest_call_ms`` (the call's minimum bytes at the ceiling), or `SETS`."""
-    from grader import kernel_audit
-
     process = fn.process
     process.ready()
     twin = getattr(process, "twin", None)
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
-    inputs = [_guarded_set(*make_set(generator))]
+    inputs = [make_set(generator)]
     if sets is None:
         torch.cuda.synchronize()
         sets = sets_for(fastest_call_ms, set_bytes(*inputs[0], output_like), torch.cuda.mem_get_info()[0])
-    inputs += [_guarded_set(*make_set(generator)) for _ in range(sets - 1)]
-    slots = [_guarded_slot(output_like) for _ in range(sets)]
+    inputs += [make_set(generator) for _ in range(sets - 1)]
+    slots = [torch.empty_like(output_like, memory_format=torch.contiguous_format) for _ in range(sets)]
     probe_generator = torch.Generator(device="cuda")
     probe_generator.manual_seed(seed + 1)
     torch.cuda.synchronize()
-    outputs = [{"buffer": _share(buffer), "shape": list(view.shape), "stride": list(view.stride())}
-               for buffer, view in slots]
-    share = {"op": "share", "sets": [{"args": _share(list(args)), "kwargs": _share(dict(kwargs))} for args, kwargs in inputs],
-             "outputs": outputs}
-    process.request(share, timeout=timeout)
+    setup = {"op": "timing_setup", "function": fn.__name__,
+             "sets": [{"args": _share(list(args)), "kwargs": _share(dict(kwargs))} for args, kwargs in inputs],
+             "outputs": [_share(slot) for slot in slots]}
+    process.request(setup, timeout=timeout)
     if twin is not None:
         try:
             twin.ready()
             # The twin writes one element of the first output: it opens that slot and nothing else.
-            twin.request({"op": "share", "sets": [], "outputs": outputs[:1]}, timeout=timeout)
+            twin.request({**setup, "sets": [], "outputs": setup["outputs"][:1], "twin": True}, timeout=timeout)
         except GradeFailure:
             twin = None
     raw: list[float] = []
     twin_rounds: list[float] = []
-    copied = filled = False
+    copied = False
     states: list = [None] * sets
-    go = {"op": "call", "function": fn.__name__, "sets": list(range(sets))}
 
     def one_round(target, message) -> tuple[float, dict]:
         for i, (args, kwargs) in enumerate(inputs):
             _refill(args, kwargs, make_set, generator)
-            if snapshot is not None and target is process:
+            if snapshot is not None and not message.get("twin"):
                 states[i] = snapshot(args, kwargs)
-        for _, view in slots:
-            guards.fill_poison(view)
+        for slot in slots:
+            guards.fill_poison(slot)
         torch.cuda.synchronize()
         started = time.perf_counter()
         reply = target.request(message, timeout=timeout)
         return time.perf_counter() - started, reply
 
-    kernels = None
     try:
         for round_ in range(rounds + 1):  # the first round warms up (and is not counted)
-            if round_ == 1:
-                # From the first counted round on: the warm-up round may compile and autotune (an
-                # autotuner's benchmark clears the L2 with a torch kernel of its own).
-                process.request({"op": "trace_start"}, timeout=timeout)
             if twin is not None:  # in turns with the learner's rounds: the same state of the card for both
-                twin_elapsed, _ = one_round(twin, {"op": "twin_round"})
+                twin_elapsed, _ = one_round(twin, {"op": "timing_go", "twin": True})
                 if round_:
                     twin_rounds.append(twin_elapsed * 1000)
-            elapsed, reply = one_round(process, go)
-            failure = _watched_failure(reply)
-            if failure is not None:
-                raise failure
-            if any(_probe(view, probe_generator) for _, view in slots):
+            elapsed, reply = one_round(process, {"op": "timing_go"})
+            if any(_probe(slot, probe_generator) for slot in slots):
                 raise GradeFailure(
                     "your function returned before its output was written: when the grader looked, right after "
                     "your process said it was done, parts of `out` still held the grader's poison. Is the work "
                     "on another CUDA stream, or in a thread, that nobody waits for?")
             torch.cuda.synchronize()
-            if not all(_guards_hold(buffer) for buffer, _ in slots):
-                raise GradeFailure("in the calls the grader timed, your kernel wrote outside `out` (past its end or "
-                                   "before its start): is the store's mask missing at this size?")
-            for (args, kwargs), (_, slot), state in zip(inputs, slots, states):
+            for (args, kwargs), slot, state in zip(inputs, slots, states):
                 if snapshot is not None:
                     verify(slot, args, kwargs, state)
                 else:
                     verify(slot, args, kwargs)
             copied = copied or any(bool(c) for c in reply.get("copied") or [])
-            filled = filled or bool((reply.get("watch") or {}).get("fills"))
             if round_:
                 raw.append(elapsed * 1000)
-        kernels = process.request({"op": "trace_stop"}, timeout=timeout).get("kernels")
-        failure = kernel_audit.audit(kernels if isinstance(kernels, dict) else None,
-                                     kernel_audit.jit_kernel_names(process.learner_file), rounds * sets,
-                                     fills=filled)
-        if failure is not None:
-            raise failure
         dobench = None
         try:
-            dobench = float(process.request({"op": "dobench", "function": fn.__name__, "rep_ms": 100},
-                                            timeout=timeout).get("ms"))
+            dobench = float(process.request({"op": "timing_dobench", "rep_ms": 100}, timeout=timeout).get("ms"))
         except GradeFailure:
             dobench = None
         # The twin's quickest round: what a round costs with (almost) no work in it.
@@ -310,7 +232,7 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
             if target is None:
                 continue
             try:
-                target.request({"op": "unshare"}, timeout=30)
+                target.request({"op": "timing_release"}, timeout=30)
             except GradeFailure:
                 pass
         del inputs, slots
@@ -321,7 +243,7 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
         torch.cuda.empty_cache()
     times = [max(t - overhead, 0.0) / sets for t in raw]
     return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets, overhead_ms=overhead, dobench_ms=dobench,
-                  copied=copied, raw_rounds_ms=raw, twin_rounds_ms=twin_rounds, kernels=kernels or {})
+                  copied=copied, raw_rounds_ms=raw, twin_rounds_ms=twin_rounds)
 
 
 def time_local(fn: Callable, make_set: MakeSet, *, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0) -> Timing:

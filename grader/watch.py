@@ -11,16 +11,8 @@ Three things happen while a `Watch` is active:
   kernel launch that writes every byte once more (a ``zeros_like`` before
   the kernel can be all that separates a "fast" kernel from a slow one).
 * **Allocations.** ``torch.empty``/``empty_like``/``empty_strided``/``new_empty`` return a
-  poisoned view into a guarded buffer (`grader.guards`) made by ``make_output``, so writes past
-  the end and unwritten elements of the output can be seen. The allocation the learner asked for
-  is never made: its shape, strides and dtype are worked out on the ``meta`` device, so the
-  memory a call allocates is the learner's own plus the guards (`peak_memory` relies on it).
-
-In the learner's process the launch wrappers are installed once, before the learner's file is
-imported (`install_for_process`), and every call (a correctness call, the traffic call, a timed
-call) enters the same dispatch mode with the same interception: nothing in the process's state
-tells one kind of call from another (docs/grading.md's guarantees say what that is worth
-against a file that looks anyway).
+  poisoned view into a guarded buffer (`grader.guards`), so writes past the end and unwritten
+  elements of the output can be seen.
 
 Torch ops that Triton itself runs during a launch (the interpreter copies tensors to the host)
 are not the learner's and are neither recorded nor intercepted.
@@ -28,10 +20,10 @@ are not the learner's and are neither recorded nor intercepted.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -151,7 +143,6 @@ def _storage(tensor: Any) -> int | None:
 class _State:
     depth = 0  # > 0 while Triton is launching: its own torch ops are not the learner's
     active: "Watch | None" = None
-    permanent = False  # the launch wrappers stay installed between watches (`install_for_process`)
 
 
 def _launch_targets():
@@ -222,7 +213,7 @@ def _evaluate_grid(obj, grid, args, kwargs) -> tuple[int, ...]:
         fn = fn.fn
     meta = dict(kwargs)
     try:
-        signature = _signature(fn)
+        signature = inspect.signature(fn)
         named = {k: v for k, v in kwargs.items() if k in signature.parameters}
         bound = signature.bind_partial(*args, **named)
         bound.apply_defaults()
@@ -322,60 +313,11 @@ def compiled_resources(compiled: Any) -> dict | None:
         return None
 
 
-@functools.lru_cache(maxsize=512)
-def _signature(fn) -> inspect.Signature:
-    """A kernel function's signature, worked out once: the watch records every launch, the timed
-    calls' too, and inspect.signature is most of what that costs a launch."""
-    return inspect.signature(fn)
-
-
 def _bind(fn, args, kwargs) -> dict[str, Any]:
     """The kernel's own parameters by name; launch options (num_warps, num_stages) are left out."""
-    sig = _signature(fn)
+    sig = inspect.signature(fn)
     named = {k: v for k, v in kwargs.items() if k in sig.parameters}
     return dict(sig.bind_partial(*args, **named).arguments)
-
-
-def _contiguous(shape) -> tuple[int, ...]:
-    stride, step = [], 1
-    for size in reversed(tuple(shape)):
-        stride.append(step)
-        step *= max(int(size), 1)
-    return tuple(reversed(stride))
-
-
-def _planned(func, args, kwargs) -> tuple[tuple, tuple, torch.dtype, torch.device] | None:
-    """(shape, strides, dtype, device) of what an allocation op would make, without making it; None
-    when that cannot be told (the op then runs as asked). The common cases are worked out here (a
-    contiguous ``empty_like``, ``empty``, ``new_empty``, ``empty_strided``: microseconds, where the
-    ``meta`` device takes a Python decomposition of each op); the rest on the ``meta`` device."""
-    source = args[0] if args and isinstance(args[0], torch.Tensor) else None
-    device = kwargs.get("device") or (source.device if source is not None else torch.device("cpu"))
-    dtype = kwargs.get("dtype") or (source.dtype if source is not None else torch.get_default_dtype())
-    layout = kwargs.get("layout")
-    memory_format = kwargs.get("memory_format")
-    if layout in (None, torch.strided):
-        if func is aten.empty_like.default and memory_format in (None, torch.preserve_format,
-                                                                  torch.contiguous_format) \
-                and (memory_format is torch.contiguous_format or source.is_contiguous()):
-            return tuple(source.shape), _contiguous(source.shape), dtype, torch.device(device)
-        if func is aten.empty.memory_format and memory_format in (None, torch.contiguous_format):
-            return tuple(args[0]), _contiguous(args[0]), dtype, torch.device(device)
-        if func is aten.new_empty.default:
-            return tuple(args[1]), _contiguous(args[1]), dtype, torch.device(device)
-        if func is aten.empty_strided.default:
-            return tuple(args[0]), tuple(args[1]), dtype, torch.device(device)
-
-    def on_meta(value):
-        if isinstance(value, torch.Tensor):
-            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
-        return value
-
-    try:
-        meta = func(*[on_meta(a) for a in args], **dict(kwargs, device=torch.device("meta")))
-    except Exception:  # an argument meta tensors do not take: allocate as asked, as before
-        return None
-    return tuple(meta.shape), tuple(meta.stride()), meta.dtype, torch.device(device)
 
 
 class _Recorder(TorchDispatchMode):
@@ -385,14 +327,12 @@ class _Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in _ALLOCATIONS and _State.depth == 0 and self.watch.intercept_allocations:
-            planned = _planned(func, args, kwargs)
-            if planned is not None and all(int(size) > 0 for size in planned[0]):
-                return self.watch.poisoned_like(*planned)
         result = func(*args, **kwargs)
-        if _State.depth > 0 or func in _ALLOCATIONS:  # Triton's own, or an allocation left as asked
+        if _State.depth > 0:
             return result
         packet = func.overloadpacket
+        if func in _ALLOCATIONS and isinstance(result, torch.Tensor):
+            return self.watch.poisoned_like(result)
         if func in _VIEWS or packet in {aten.view, aten.as_strided, aten.slice, aten.select}:
             return result
         if func in _FILLS or packet in {aten.fill_, aten.zero_, aten.zeros_like, aten.full}:
@@ -426,14 +366,16 @@ class Watch:
         #: allocations live (the learner's process puts them in memory the judge can read).
         self.make_output = make_output or guards.guard_output
         self.result = WatchResult()
+        self._originals: list[tuple[type, Any]] = []
         self._mode: _Recorder | None = None
         self._counter = 0
 
-    def poisoned_like(self, shape: tuple, stride: tuple, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-        """The guarded buffer that stands for an allocation of this shape, strides and dtype on ``device``."""
+    def poisoned_like(self, fresh: torch.Tensor) -> torch.Tensor:
+        if not self.intercept_allocations or fresh.numel() == 0:
+            return fresh
         self._counter += 1
         name = "out" if self._counter == 1 else f"allocation #{self._counter}"
-        guarded = self.make_output(name, torch.Size(shape), tuple(stride), dtype, device)
+        guarded = self.make_output(name, fresh.shape, fresh.stride(), fresh.dtype, fresh.device)
         self.result.outputs.append(guarded)
         if self.on_allocate is not None:
             self.on_allocate(name, guarded.view)
@@ -447,11 +389,48 @@ class Watch:
         if self.on_allocate is not None:
             self.on_allocate("out" if self._counter == 1 else f"allocation #{self._counter}", tensor)
 
+    def _wrap(self, owner: type) -> None:
+        original = owner.__dict__["run"]
+        watch = self
+        owner_is_jit = owner.__name__ in ("JITFunction", "InterpretedFunction")
+
+        def run(obj, *args, grid, warmup, **kwargs):
+            if callable(grid) and not warmup and owner_is_jit:
+                # Evaluate the grid here, where the learner's torch ops are watched: Triton calls a
+                # grid function during the launch, where its own ops are (rightly) not recorded, so
+                # work hidden in a grid lambda would otherwise go unseen.
+                depth, _State.depth = _State.depth, 0
+                try:
+                    grid = _evaluate_grid(obj, grid, args, kwargs)
+                finally:
+                    _State.depth = depth
+            if warmup or _State.depth > 0:
+                _State.depth += 1
+                try:
+                    return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+                finally:
+                    _State.depth -= 1
+            launch = Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
+            watch.result.launches.append(launch)
+            _State.depth += 1
+            restore = _learner_callbacks(obj)
+            try:
+                value = original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                restore()
+                _State.depth -= 1
+            launch.compiled = compiled_resources(value)
+            return value
+
+        self._originals.append((owner, original))
+        setattr(owner, "run", run)
+
     def __enter__(self) -> "Watch":
         if _State.active is not None:
             raise RuntimeError("a Watch is already active")
-        _install_launch_wrappers()
         _State.active = self
+        for owner in _launch_targets():
+            self._wrap(owner)
         self._mode = _Recorder(self)
         self._mode.__enter__()
         return self
@@ -461,75 +440,11 @@ class Watch:
             if self._mode is not None:
                 self._mode.__exit__(*exc)
         finally:
+            for owner, original in reversed(self._originals):
+                setattr(owner, "run", original)
+            self._originals.clear()
             _State.active = None
             _State.depth = 0
-            if not _State.permanent:
-                _uninstall_launch_wrappers()
-
-
-#: (owner class, its own ``run``) of every launch front end wrapped now.
-_WRAPPED: list[tuple[type, Any]] = []
-
-
-def _launch_wrapper(owner: type, original):
-    owner_is_jit = owner.__name__ in ("JITFunction", "InterpretedFunction")
-
-    @functools.wraps(original)
-    def run(obj, *args, grid, warmup, **kwargs):
-        watch = _State.active
-        if watch is None:  # no call of the learner's function is being watched (an import-time launch)
-            return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
-        if callable(grid) and not warmup and owner_is_jit:
-            # Evaluate the grid here, where the learner's torch ops are watched: Triton calls a
-            # grid function during the launch, where its own ops are (rightly) not recorded, so
-            # work hidden in a grid lambda would otherwise go unseen.
-            depth, _State.depth = _State.depth, 0
-            try:
-                grid = _evaluate_grid(obj, grid, args, kwargs)
-            finally:
-                _State.depth = depth
-        if warmup or _State.depth > 0:
-            _State.depth += 1
-            try:
-                return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
-            finally:
-                _State.depth -= 1
-        launch = Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
-        watch.result.launches.append(launch)
-        _State.depth += 1
-        restore = _learner_callbacks(obj)
-        try:
-            value = original(obj, *args, grid=grid, warmup=warmup, **kwargs)
-        finally:
-            restore()
-            _State.depth -= 1
-        launch.compiled = compiled_resources(value)
-        return value
-
-    return run
-
-
-def _install_launch_wrappers() -> None:
-    if _WRAPPED:
-        return
-    for owner in _launch_targets():
-        original = owner.__dict__["run"]
-        _WRAPPED.append((owner, original))
-        setattr(owner, "run", _launch_wrapper(owner, original))
-
-
-def _uninstall_launch_wrappers() -> None:
-    while _WRAPPED:
-        owner, original = _WRAPPED.pop()
-        setattr(owner, "run", original)
-
-
-def install_for_process() -> None:
-    """Wrap Triton's launch front ends for the rest of this process (the learner's process calls
-    it before importing the learner's file): every call then finds the same wrappers in place,
-    watched or not, so their presence tells no call from another."""
-    _install_launch_wrappers()
-    _State.permanent = True
 
 
 def count_launches(fn, *args, **kwargs) -> tuple[Any, list[Launch]]:
@@ -537,3 +452,52 @@ def count_launches(fn, *args, **kwargs) -> tuple[Any, list[Launch]]:
     with Watch(intercept_allocations=False) as watch:
         value = fn(*args, **kwargs)
     return value, watch.result.launches
+
+
+@contextlib.contextmanager
+def redirect_allocations(slot: torch.Tensor) -> Iterator[None]:
+    """While the judge times calls (`grader.timing`): the first ``torch.empty_like`` /
+    ``torch.empty`` / ``new_empty`` of ``slot``'s shape and dtype on its device returns ``slot``,
+    memory the judge owns and checks. Python-level wrappers, not a dispatch mode: they cost about a
+    microsecond, where a dispatch mode would add tens to every call being timed."""
+    taken = [False]
+
+    def wants(shape, dtype, device) -> bool:
+        if taken[0]:
+            return False
+        try:
+            same = (tuple(int(s) for s in shape) == tuple(slot.shape) and (dtype is None or dtype == slot.dtype)
+                    and (device is None or torch.device(device).type == slot.device.type))
+        except (TypeError, ValueError):
+            return False
+        if same:
+            taken[0] = True
+        return same
+
+    originals = {"empty_like": torch.empty_like, "empty": torch.empty}
+    original_new_empty = torch.Tensor.new_empty
+
+    def empty_like(t, *args, **kwargs):
+        if not args and kwargs.get("memory_format") in (None, torch.preserve_format, torch.contiguous_format) \
+                and t.is_contiguous() and wants(t.shape, kwargs.get("dtype", t.dtype), kwargs.get("device", t.device)):
+            return slot
+        return originals["empty_like"](t, *args, **kwargs)
+
+    def empty(*size, **kwargs):
+        shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+        if kwargs.get("memory_format") in (None, torch.contiguous_format) and "out" not in kwargs \
+                and wants(shape, kwargs.get("dtype") or torch.get_default_dtype(), kwargs.get("device")):
+            return slot
+        return originals["empty"](*size, **kwargs)
+
+    def new_empty(self, size, *args, **kwargs):
+        if not args and wants(size, kwargs.get("dtype", self.dtype), kwargs.get("device", self.device)):
+            return slot
+        return original_new_empty(self, size, *args, **kwargs)
+
+    torch.empty_like, torch.empty, torch.Tensor.new_empty = empty_like, empty, new_empty
+    try:
+        yield
+    finally:
+        torch.empty_like, torch.empty = originals["empty_like"], originals["empty"]
+        torch.Tensor.new_empty = original_new_empty
