@@ -227,7 +227,9 @@ def limit_sentence(said: str) -> str | None:
 #: CUDA and the terminal need. Everything else (tokens, keys, the grader's own settings) stays out.
 ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR",
                            "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"})
+                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+                           # The one grader setting the learner's process reads: which interpreter fixes apply.
+                           "GRADE_INTERPRETER_FIXES"})
 ALLOWED_PREFIXES = ("LC_", "TRITON_", "CUDA_", "PYTORCH_", "TORCH_", "NCCL_")
 #: Names an instructor adds with ``GRADE_SANDBOX_PASS_ENV`` (comma separated); the course's tests
 #: mark every process of a run this way to find the ones left behind.
