@@ -27,6 +27,8 @@ ENTRY_POINTS = (
     "tools.benchmarks.ex[0-9][0-9]_*",  # an exercise's GPU benchmark, run here on stand-ins: it times the solution
     "site_helpers.build_site",
     "site_helpers.start_chromium",
+    "test_site.built_site",  # test_site's fixtures, imported by other site tests: the site built once
+    "test_site.browser",  # and Chromium on it
 )
 # `grade` subcommands that start a learner process (given to cli.main or to a test's wrapper of it).
 GRADING_COMMANDS = frozenset({"exercise", "batch", "check-course", "show", "watch"})
