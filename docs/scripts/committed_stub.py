@@ -10,7 +10,6 @@ committed) it shows the working file and says so in the block's title.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from grader import catalogue  # noqa: E402
+from grader import catalogue, workspace  # noqa: E402
 
 #: The code block's title when the text comes from the working file instead of git.
 WORKING_COPY_NOTE = " (the file in your checkout: no git history here)"
@@ -29,13 +28,12 @@ class StubError(LookupError):
 
 
 def committed_text(path: str, root: Path = ROOT) -> str | None:
-    """``path`` (relative to ``root``) as the last commit holds it; None without git or that commit."""
+    """``path`` (relative to ``root``) as the last commit holds it (`grade reset`'s reader,
+    `grader.workspace.pristine`); None without git or that commit."""
     try:
-        done = subprocess.run(["git", "show", f"HEAD:{path}"], cwd=root, capture_output=True,
-                              timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        return workspace.pristine(root / path).decode("utf-8")
+    except workspace.WorkspaceError:
         return None
-    return done.stdout.decode("utf-8") if done.returncode == 0 else None
 
 
 def fenced(text: str, title: str) -> str:
