@@ -1,4 +1,5 @@
-# The sandbox on a GPU: grade exercise 1's solution under each sandbox setting, the failing checks' sentences.
+# The sandbox on a GPU: grade exercise 1's solution (JSON under $OUT) and exercise 2's, and list what a run left in /dev/shm
+# (the driver leaves the judge's own cuda.shm.* files; the sandbox keeps those). Results: h200-sandbox-cuda-ipc.json.
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 GRADE_CACHE_DIR=$(mktemp -d) GRADE_STATE_DIR=$(mktemp -d)
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
