@@ -175,8 +175,10 @@ def runtime_paths(course: str | Path) -> list[str]:
                   and not any(_inside(p, prefix) for prefix in prefixes))
     for path in sorted(python):
         real = os.path.realpath(path)
-        if not os.path.isdir(real) or _inside(course, real) or _inside(real, course):
+        if not os.path.isdir(real) or _inside(course, real):
             continue  # the course (or a folder holding it) is never shown whole
+        # A virtual environment inside the course (README's `python -m venv .venv`) is shown: it
+        # holds the runtime, not the course. It is mounted after the course's skeleton (deeper).
         if not any(_inside(real, shown) for shown in found):
             found.append(real)
     return found

@@ -170,11 +170,28 @@ def test_the_learners_environment_is_allow_listed(tmp_path):
 
 def test_the_runtime_shows_no_part_of_the_course_but_its_grader():
     shown = sandbox.runtime_paths(ROOT)
-    assert not any(sandbox._inside(ROOT, path) or sandbox._inside(path, ROOT) for path in shown), shown
+    assert not any(sandbox._inside(ROOT, path) for path in shown), shown
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    inside = [path for path in shown if sandbox._inside(path, ROOT)]
+    assert all(path in prefixes or path.endswith("-packages") for path in inside), inside
     assert any(sandbox._inside(sys.executable, path) for path in shown)
     private = sandbox.course_private_paths(ROOT)
     assert str(ROOT / "solutions") in private and str(ROOT / "tests") in private
     assert any(path.endswith("ex01_vector_add/natural") for path in private)
+
+
+def test_a_virtual_environment_inside_the_course_is_shown_but_not_the_course(tmp_path, monkeypatch):
+    """README's install makes `.venv` inside the course: the learner's Python lives there."""
+    course = tmp_path / "course"
+    venv = course / ".venv"
+    (venv / "lib").mkdir(parents=True)
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(sys, "exec_prefix", str(venv))
+    shown = sandbox.runtime_paths(course)
+    assert str(venv) in shown
+    assert str(course) not in shown and not any(sandbox._inside(course, path) for path in shown)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))  # a prefix holding the course: never shown
+    assert str(tmp_path) not in sandbox.runtime_paths(course)
 
 
 @NAMESPACES
