@@ -141,7 +141,9 @@ def pytest_configure(config):
     _SESSION = session
     sandbox.make_undumpable()  # the learner's process cannot read this one's memory or pipes
     sandbox.become_subreaper()  # what it leaves behind comes back here to be killed
-    gpu = not config.getoption("--interpreter") and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
+    from grader import device
+
+    gpu = device.current(force_interpreter=bool(config.getoption("--interpreter"))).gpu
     session.mode = "gpu" if gpu else "interpreter"
     session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT[session.mode]
     session.timeout_given = bool(config.getoption("--check-timeout"))
