@@ -194,14 +194,11 @@ def sized_for_hbm(bytes_per_element_set: int, *, l2_multiple: int = 8, budget_fr
     of free memory; on a small laptop GPU the input is then smaller than eight L2s, and the
     report says so through the returned size.
     """
-    from grader import device
+    from grader import device, plan
 
-    info = gpu_info()
-    want = l2_multiple * info.l2_bytes * 3 // bytes_per_element_set
-    free = device.free_bytes(device.current())
-    cap = int(free * budget_fraction) // bytes_per_element_set
-    n = min(want, cap)
-    return max(1 << 20, n)
+    card = device.current()
+    return plan.elements_for_cache(bytes_per_element_set, card.cache_bytes, device.free_bytes(card),
+                                   l2_multiple=l2_multiple, budget_fraction=budget_fraction)
 
 
 # --- the ceiling -------------------------------------------------------------------------
