@@ -16,37 +16,14 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from grader import catalogue, device, plan
+from grader import catalogue, device, known_cards, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB, GiB = 1 << 20, 1 << 30
 
 
-def props(name, major, minor, memory, sms, l2, *, warp=32, threads=2048, arch=""):
-    return SimpleNamespace(name=name, major=major, minor=minor, total_memory=memory, multi_processor_count=sms,
-                           L2_cache_size=l2, warp_size=warp, max_threads_per_multi_processor=threads,
-                           gcnArchName=arch)
-
-
-#: name: (properties, HIP?, the NVML reading)
-CARDS = {
-    "T4": (props("Tesla T4", 7, 5, 15_835_660_288, 40, 4 * MiB, threads=1024), False,
-           (320.1, "NVML: memory clock x bus width x 2")),
-    "RTX 4060": (props("NVIDIA GeForce RTX 4060", 8, 9, 8_585_216_000, 24, 24 * MiB, threads=1536), False,
-                 (272.0, "NVML: memory clock x bus width x 2")),
-    "A100-40GB": (props("NVIDIA A100-SXM4-40GB", 8, 0, 42_505_273_344, 108, 40 * MiB), False,
-                  (1555.2, "NVML: memory clock x bus width x 2")),
-    "H200": (props("NVIDIA H200", 9, 0, 150_754_820_096, 132, 60 * MiB), False,
-             (4814.3, "NVML: memory clock x bus width x 2")),
-    "MI300X": (props("AMD Instinct MI300X", 9, 4, 205_822_885_888, 304, 4 * MiB, warp=64,
-                     arch="gfx942:sramecc+:xnack-"), True,
-               (None, "AMD cards have no NVML (amdsmi is not read): the datasheet peak is not known here")),
-}
-
-
-def card(name: str) -> device.Device:
-    properties, hip, peak = CARDS[name]
-    return device.from_properties(properties, hip=hip, driver="faked", peak=peak)
+CARDS = known_cards.CARDS
+card = known_cards.card
 
 
 def exercise_ids(e) -> str:
@@ -221,7 +198,7 @@ def test_doctor_prints_the_card(name, expected, monkeypatch):
     d = card(name)
     monkeypatch.setattr(device, "current", lambda force_interpreter=False: d)
     monkeypatch.setattr(mode, "select", lambda force_interpreter=False: "gpu")
-    ceiling = perf.Ceiling(gpu=d.name, driver="faked", ceiling_gbps=100.0, copy_gbps=98.0, add_gbps=100.0,
+    ceiling = perf.Ceiling(gpu=d.name, driver=d.driver, ceiling_gbps=100.0, copy_gbps=98.0, add_gbps=100.0,
                            buffer_bytes=GiB, measured_at="2026-12-03 12:00:00", torch=torch.__version__)
     monkeypatch.setattr(perf, "measure_ceiling", lambda refresh=False: (ceiling, True))
     console = Console(width=400, record=True)

@@ -39,14 +39,17 @@ def test_traffic(learner_function, rng, device):
 
 
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
-    """The timed input on ``device`` (`grader.plan`): each input set (x and out) 16 caches large, several
-    sets in half the free memory."""
+    """The timed input on ``device`` (`grader.plan`): each input set (x and out)
+    16 caches large, several sets in half the free memory."""
     from grader import timing
 
-    n = plan.elements_for_cache(2 * 4, device.cache_bytes, free_bytes, l2_multiple=16,
-                                budget_fraction=0.5 / (timing.SETS + 1))
-    return plan.PerformanceInput(label=f"n = {n:,} fp32", dtype="fp32", data_bytes=minimum_bytes(n, 4),
-                                 held_bytes=plan.timed_sets_bytes(2 * 4 * n, free_bytes), sizes={"n": n})
+    budget = 0.5 / (timing.SETS + 1)
+    n = plan.elements_for_cache(2 * 4, device.cache_bytes, free_bytes,
+                                l2_multiple=16, budget_fraction=budget)
+    held = plan.timed_sets_bytes(2 * 4 * n, free_bytes)
+    return plan.PerformanceInput(label=f"n = {n:,} fp32", dtype="fp32",
+                                 data_bytes=minimum_bytes(n, 4), held_bytes=held,
+                                 sizes={"n": n})
 
 
 def test_performance(exercise, learner_function, mode):
