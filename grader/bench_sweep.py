@@ -457,8 +457,10 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
     selected = mode.select()  # before anything imports Triton
     nbytes = byte_model(exercise, config)
     if selected != "gpu":
-        why = ("TRITON_INTERPRET=1 is set" if torch.cuda.is_available() else
-               "torch sees no CUDA GPU (torch.cuda.is_available() is False)")
+        from grader import device
+
+        why = ("TRITON_INTERPRET=1 is set" if device.interpreter_requested() else
+               "this machine has no GPU that torch can use")
         raise BenchUnavailable(
             f"grade bench needs an NVIDIA GPU, and {why}: timing Triton's interpreter would measure "
             f"Python, not memory. `grade exercise {number}` checks correctness here; run `grade bench "

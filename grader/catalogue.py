@@ -127,6 +127,9 @@ class Exercise:
     you_write: str = ""
     #: The spec's function that counts the fewest bytes a call must move (None: there is none).
     byte_model: str | None = None
+    #: The dtypes the checks run the learner's kernel in ("fp32", "fp16", "bf16"); a card skips those it
+    #: does not compute natively (`grader.plan`). Empty where the exercise times no kernel of a dtype.
+    dtypes: tuple[str, ...] = ()
     #: The sweep of `grade bench N`, or None with `bench_unavailable` saying why there is none.
     bench: BenchSweep | None = None
     bench_unavailable: str | None = None
@@ -179,7 +182,7 @@ class Exercise:
 
 _FOLDER_NAME = re.compile(r"ex(\d{2})_([a-z][a-z0-9_]*)")
 _KNOWN = {"number", "slug", "title", "nav_title", "function", "byte_model", "you_learn", "chapters", "you_write",
-          "hints",
+          "hints", "dtypes",
           "floor", "bench", "expected_traffic", "constants", "grading"}
 _FLOOR_KEYS = {"fraction", "reason", "measurement"}
 _BENCH_KEYS = {"workload", "sizes", "x_key", "x_label", "dtype", "compile", "note", "unavailable"}
@@ -281,6 +284,11 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
         if not isinstance(hint, str) or not hint.strip():
             raise r.error(f"hints[{i}]", "must be a sentence, and is empty or not a string")
 
+    dtypes = r.get(data, "dtypes", list, required=False, default=[])
+    for i, name in enumerate(dtypes):
+        if name not in ("fp32", "fp16", "bf16"):
+            raise r.error(f"dtypes[{i}]", f"must be one of fp32, fp16, bf16, not {name!r}")
+
     floor_table = r.get(data, "floor", dict)
     r.unknown(floor_table, _FLOOR_KEYS, "floor")
     fraction = r.get(floor_table, "fraction", (int, float), where="floor", required=False)
@@ -305,7 +313,7 @@ def read_manifest(path: Path, root: Path = ROOT) -> Exercise:
     return Exercise(number=number, slug=slug, title=title, function=function, hints=tuple(hints),
                     floor=None if fraction is None else float(fraction), floor_reason=reason,
                     floor_measurement=floor_measurement, nav_title=nav_title, you_learn=you_learn,
-                    chapters=tuple(chapters), you_write=you_write, byte_model=byte_model, bench=bench, bench_unavailable=unavailable,
+                    chapters=tuple(chapters), you_write=you_write, byte_model=byte_model, dtypes=tuple(dtypes), bench=bench, bench_unavailable=unavailable,
                     expected_traffic=traffic, constants=dict(constants), grading=grading,
                     root=None if Path(root).resolve() == ROOT else Path(root))
 

@@ -638,11 +638,18 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
                             "grader's own clock")
     if lines is not None:
         record.lines[:0] = lines(record)
+    from grader import device, plan
+
+    note = plan.floor_note(device.current(), nbytes)  # a card too small for an input many caches large
+    if note:
+        record.lines.append(note)
+        record.details["floor_note"] = note
     check = record_of(fn)
     if check is not None:
         check.performance = record
     if not passed:
-        raise GradeFailure(f"performance: {verdict} ({achieved:.0f} of {ceiling.ceiling_gbps:.0f} GB/s on {label})")
+        raise GradeFailure(f"performance: {verdict} ({achieved:.0f} of {ceiling.ceiling_gbps:.0f} GB/s on {label})"
+                           + (f"; {note}" if note else ""))
     return record
 
 

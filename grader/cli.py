@@ -336,12 +336,11 @@ def _shown(path: Path) -> str:
 
 
 def cmd_doctor(args, console: Console) -> int:
-    from grader import mode as modes
+    from grader import device, mode as modes
 
     selected = modes.select(force_interpreter=args.interpreter)
-    import torch
-
-    rows: list[tuple[str, str]] = [("python", sys.version.split()[0]), ("torch", torch.__version__)]
+    card = device.current(force_interpreter=args.interpreter)
+    rows: list[tuple[str, str]] = [("python", sys.version.split()[0]), ("torch", _installed("torch"))]
     try:
         import triton
 
@@ -350,24 +349,20 @@ def cmd_doctor(args, console: Console) -> int:
         rows.append(("triton", f"cannot import: {exc}"))
     rows.append(("mode", "gpu" if selected == "gpu" else "interpreter (TRITON_INTERPRET=1): correctness only, "
                  "performance not measured"))
-    from grader import perf
+    rows += card.describe()
+    if card.gpu:
+        import torch
 
-    rows.append(("ceiling cache", str(perf.cache_path())))
-    if selected == "gpu":
-        info = perf.gpu_info()
-        rows += [("gpu", f"{info.name} (compute capability {info.capability}, {info.sm_count} SMs, "
-                         f"L2 {info.l2_bytes / 2**20:.0f} MiB, {info.total_bytes / 2**30:.0f} GiB)"),
-                 ("driver", info.driver), ("cuda (torch)", str(torch.version.cuda))]
-        spec = perf.spec_peak_gbps()
-        rows.append(("datasheet peak", f"{spec:.0f} GB/s (NVML: memory clock x bus width x 2)" if spec else
-                     "unknown (NVML unavailable)"))
+        from grader import perf
+
+        rows.append(("runtime (torch)", f"HIP {torch.version.hip}" if card.backend == "hip" else f"CUDA {torch.version.cuda}"))
+        rows.append(("ceiling cache", str(perf.cache_path())))
         ceiling, cached = perf.measure_ceiling(refresh=args.refresh)
-        share = f", {ceiling.ceiling_gbps / spec:.0%} of the datasheet" if spec else ""
+        share = f", {ceiling.ceiling_gbps / card.peak_gbps:.0%} of the datasheet" if card.peak_gbps else ""
         rows.append(("measured ceiling", f"{ceiling.ceiling_gbps:.0f} GB/s (copy {ceiling.copy_gbps:.0f}, add "
                      f"{ceiling.add_gbps:.0f}; {ceiling.buffer_bytes / 2**20:.0f} MiB buffers{share}; "
                      f"{'cached ' + ceiling.measured_at if cached else 'measured now'})"))
     else:
-        rows.append(("gpu", "none visible to torch (torch.cuda.is_available() is False)"))
         from grader import interpreter_fixes
 
         fixes = interpreter_fixes.apply()
@@ -388,6 +383,16 @@ def cmd_doctor(args, console: Console) -> int:
         table.add_row(key, value)
     console.print(table)
     return EXIT_PASSED
+
+
+def _installed(package: str) -> str:
+    """A package's version without importing it (importing torch alone takes seconds)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def cmd_check_course(args, console: Console) -> int:

@@ -1,9 +1,9 @@
 """GPU or interpreter: decided once per process, before Triton is imported.
 
 Triton reads ``TRITON_INTERPRET`` when kernels are decorated, so the variable must be set
-before ``import triton`` anywhere in the process. `select` imports torch (which does not import
-Triton), asks whether CUDA is usable, and sets or clears the variable accordingly. In
-interpreter mode it also installs `grader.interpreter_fixes` (before any learner file is
+before ``import triton`` anywhere in the process. `select` asks `grader.device` (which imports
+torch only where a GPU driver is installed, and torch does not import Triton) and sets or clears
+the variable accordingly. In interpreter mode it also installs `grader.interpreter_fixes` (before any learner file is
 imported), so that the interpreter computes what a GPU computes.
 """
 
@@ -12,21 +12,21 @@ from __future__ import annotations
 import os
 import sys
 
+from grader import device
+
 
 def select(*, force_interpreter: bool = False) -> str:
-    """Return "gpu" or "interpreter" and prepare the environment for it."""
-    if "triton" in sys.modules and not os.environ.get("TRITON_INTERPRET"):
+    """Return "gpu" or "interpreter" and prepare the environment for it (`grader.device` decides)."""
+    if "triton" in sys.modules and not device.interpreter_requested():
         # Too late to switch: whatever Triton was imported as is what we have.
         return "gpu"
-    import torch
-
-    if not force_interpreter and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
-        os.environ.pop("TRITON_INTERPRET", None)
-        from grader import interpreter_fixes
+    if device.current(force_interpreter=force_interpreter).gpu:
+        os.environ.pop(device.INTERPRETER_VARIABLE, None)
+        from grader import interpreter_fixes  # after the variable is settled: it imports Triton
 
         interpreter_fixes.apply_compiled()  # the learner's Python that the compiler runs is the learner's
         return "gpu"
-    os.environ["TRITON_INTERPRET"] = "1"
+    os.environ[device.INTERPRETER_VARIABLE] = "1"
     from grader import interpreter_fixes
 
     interpreter_fixes.apply()  # bf16 arithmetic, loop bounds and loop variables as on a GPU

@@ -45,52 +45,20 @@ class GpuInfo:
     capability: str
 
 
-def gpu_info(device: int = 0) -> GpuInfo:
-    props = torch.cuda.get_device_properties(device)
-    return GpuInfo(
-        name=props.name,
-        driver=_driver_version(),
-        sm_count=props.multi_processor_count,
-        l2_bytes=int(getattr(props, "L2_cache_size", 0)) or 50 * MiB,
-        total_bytes=props.total_memory,
-        capability=f"{props.major}.{props.minor}",
-    )
+def gpu_info() -> GpuInfo:
+    """This GPU as the timing code reads it, from the device model (`grader.device`)."""
+    from grader import device
+
+    card = device.current()
+    return GpuInfo(name=card.name, driver=card.driver, sm_count=card.multiprocessors, l2_bytes=card.cache_bytes,
+                   total_bytes=card.memory_bytes, capability=card.architecture)
 
 
-def _driver_version() -> str:
-    try:
-        import pynvml
+def spec_peak_gbps() -> float | None:
+    """Datasheet peak where the vendor's library gives it (`grader.device.read_nvml`); None elsewhere."""
+    from grader import device
 
-        pynvml.nvmlInit()
-        try:
-            version = pynvml.nvmlSystemGetDriverVersion()
-            return version.decode() if isinstance(version, bytes) else version
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # NVML missing (no nvidia-ml-py, or a driver without it)
-        return f"unknown (CUDA {torch.version.cuda})"
-
-
-def spec_peak_gbps(device: int = 0) -> float | None:
-    """Datasheet peak from NVML: memory clock x bus width x 2 (double data rate).
-
-    On the H200: 3201 MHz x 6016 bits x 2 / 8 = 4814 GB/s. None where NVML cannot say.
-    """
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(device)
-            clock_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
-            bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return None
-    if not clock_mhz or not bus_bits:
-        return None
-    return clock_mhz * 1e6 * bus_bits * 2 / 8 / GB
+    return device.current().peak_gbps
 
 
 def time_ms(fn: Callable[[], object], *, warmup_ms: int = 25, rep_ms: int = 100) -> float:
@@ -226,12 +194,11 @@ def sized_for_hbm(bytes_per_element_set: int, *, l2_multiple: int = 8, budget_fr
     of free memory; on a small laptop GPU the input is then smaller than eight L2s, and the
     report says so through the returned size.
     """
-    info = gpu_info()
-    want = l2_multiple * info.l2_bytes * 3 // bytes_per_element_set
-    free, _ = torch.cuda.mem_get_info()
-    cap = int(free * budget_fraction) // bytes_per_element_set
-    n = min(want, cap)
-    return max(1 << 20, n)
+    from grader import device, plan
+
+    card = device.current()
+    return plan.elements_for_cache(bytes_per_element_set, card.cache_bytes, device.free_bytes(card),
+                                   l2_multiple=l2_multiple, budget_fraction=budget_fraction)
 
 
 # --- the ceiling -------------------------------------------------------------------------

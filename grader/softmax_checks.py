@@ -429,12 +429,24 @@ def last_programs(fn: Callable) -> int | None:
     return last.launches[-1].programs
 
 
-def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -> None:
-    """GPU: exercises 3 and 4's performance check: ``n_cols``-wide fp32 rows, each input set 8 L2
-    sizes or more, every output compared with torch.softmax, timed by the judge's clock."""
-    from grader import perf, timing
+def softmax_input(device, free_bytes: int, *, n_cols: int, minimum_bytes):
+    """Exercises 3 and 4's timed input on ``device``: ``n_cols``-wide fp32 rows, each input set 8 L2 sizes
+    or more, every set in a share of the free memory (`grader.plan`)."""
+    from grader import plan, timing
 
-    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8, budget_fraction=0.5 / (timing.SETS + 2)) // n_cols)
+    n_rows = max(1, plan.elements_for_cache(2 * 4, device.cache_bytes, free_bytes, l2_multiple=8,
+                                            budget_fraction=0.5 / (timing.SETS + 2)) // n_cols)
+    one_set = 2 * n_rows * n_cols * 4
+    return plan.PerformanceInput(label=f"{n_rows:,} x {n_cols} fp32", dtype="fp32",
+                                 data_bytes=minimum_bytes(n_rows, n_cols, 4),
+                                 held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + one_set,
+                                 sizes={"n_rows": n_rows, "n_cols": n_cols})
+
+
+def measure_softmax_bandwidth(fn, timed, *, floor: float, minimum_bytes) -> None:
+    """GPU: exercises 3 and 4's performance check on ``timed`` (`softmax_input`): every output compared
+    with torch.softmax, timed by the judge's clock."""
+    n_rows, n_cols = timed.sizes["n_rows"], timed.sizes["n_cols"]
 
     def make_set(generator):
         return [torch.randn(n_rows, n_cols, device="cuda", generator=generator)], {}
@@ -446,10 +458,10 @@ def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -
                        f"`out` is wrong at the benchmark size {n_rows} x {n_cols}")
 
     checks.measure_bandwidth(fn, make_set, nbytes=minimum_bytes(n_rows, n_cols, 4), floor=floor, verify=verify,
-                             label=f"{n_rows:,} x {n_cols} fp32")
+                             label=timed.label)
 
 
-__all__ = ["measure_softmax_bandwidth", "MAX_ROW_BYTES", "max_cols", "show_rows", "check", "check_longest",
+__all__ = ["measure_softmax_bandwidth", "softmax_input", "MAX_ROW_BYTES", "max_cols", "show_rows", "check", "check_longest",
            "check_strided", "last_programs",
            "diagnose", "expect_close_by_row", "expect_fully_masked", "expect_softmax", "extreme_rows",
            "masked_rows", "normal_rows", "reference"]

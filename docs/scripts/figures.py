@@ -212,3 +212,6 @@ def define_env(env) -> None:
     env.macro(floor, "floor")
     env.macro(worked, "ex")
     _exercise_tables().define_macros(env)
+    from docs.scripts import gpu_plans  # on the path now: _exercise_tables put the repository there
+
+    gpu_plans.define_macros(env)

@@ -6,7 +6,7 @@ Byte model: read x and write out, once each: ``2 * n * element_size`` bytes.
 import pytest
 import torch
 
-from grader import checks
+from grader import checks, plan
 
 #: The stub's block; the sizes straddle it.
 BLOCK = 1024
@@ -38,15 +38,27 @@ def test_traffic(learner_function, rng, device):
                           lesson="a copy needs its input once")
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device`` (`grader.plan`): each input set (x and out)
+    16 caches large, several sets in half the free memory."""
+    from grader import timing
+
+    budget = 0.5 / (timing.SETS + 1)
+    n = plan.elements_for_cache(2 * 4, device.cache_bytes, free_bytes,
+                                l2_multiple=16, budget_fraction=budget)
+    held = plan.timed_sets_bytes(2 * 4 * n, free_bytes)
+    return plan.PerformanceInput(label=f"n = {n:,} fp32", dtype="fp32",
+                                 data_bytes=minimum_bytes(n, 4), held_bytes=held,
+                                 sizes={"n": n})
+
+
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     if exercise.floor is None:
         pytest.skip("performance: no floor yet")
-    from grader import perf, timing
-
-    budget = 0.5 / (timing.SETS + 1)
-    n = perf.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=budget)
+    _, timed = plan.here(__file__)
+    n = timed.sizes["n"]
 
     def make_set(generator):
         return [torch.randn(n, device="cuda", generator=generator)], {}
@@ -56,5 +68,4 @@ def test_performance(exercise, learner_function, mode):
                        f"`out` is wrong at the benchmark size n = {n}")
 
     checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4),
-                             floor=exercise.floor, verify=verify,
-                             label=f"n = {n:,} fp32")
+                             floor=exercise.floor, verify=verify, label=timed.label)

@@ -6,7 +6,7 @@ Byte model: read x, read y, write out, once each: ``3 * n * element_size`` bytes
 import pytest
 import torch
 
-from grader import checks
+from grader import checks, plan
 from grader.access_map import ShowCase, parse_size
 
 
@@ -64,13 +64,22 @@ def test_traffic(learner_function, rng, device):
                           lesson="an add needs each input once")
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: each input set (x, y and out) 16 L2 sizes, several sets timed in
+    turns by the judge, all of them in half the free memory."""
+    from grader import timing
+
+    n = plan.elements_for_cache(3 * 4, device.cache_bytes, free_bytes, l2_multiple=16,
+                                budget_fraction=0.5 / (timing.SETS + 1))
+    return plan.PerformanceInput(label=f"n = {n:,} fp32", dtype="fp32", data_bytes=minimum_bytes(n, 4),
+                                 held_bytes=plan.timed_sets_bytes(3 * 4 * n, free_bytes) + 4 * n, sizes={"n": n})
+
+
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf, timing
-
-    # Each input set 16 L2 sizes (x, y and out); several sets are timed in turns by the judge.
-    n = perf.sized_for_hbm(3 * 4, l2_multiple=16, budget_fraction=0.5 / (timing.SETS + 1))
+    _, timed = plan.here(__file__)
+    n = timed.sizes["n"]
 
     def make_set(generator):
         x = torch.randn(n, device="cuda", generator=generator)
@@ -82,4 +91,4 @@ def test_performance(exercise, learner_function, mode):
         checks.require(torch.equal(out, x + y), f"`out` is wrong at the benchmark size n = {n}")
 
     checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n, 4), floor=exercise.floor,
-                             verify=verify, label=f"n = {n:,} fp32")
+                             verify=verify, label=timed.label)

@@ -19,7 +19,7 @@ import math
 import pytest
 import torch
 
-from grader import checks, guards
+from grader import checks, guards, plan
 from grader.access_map import ShowCase, parse_size
 from grader.compare import Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
@@ -326,6 +326,18 @@ def bench_rows(l2_bytes: int, free_bytes: int) -> int:
     return max(1, min(want, cap))
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: 4096-wide fp32 rows, each input set's rows as the benchmark input had
+    them, within a share of the free memory; the eager pair's two intermediates beside them."""
+    from grader import timing
+
+    m, n = bench_rows(device.cache_bytes, free_bytes // (timing.SETS + 2)), BENCH_N
+    one_set = (2 * m * n + n) * 4
+    return plan.PerformanceInput(label=f"{m} x {n} fp32", dtype="fp32", data_bytes=minimum_bytes(m, n, 4),
+                                 held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + 2 * m * n * 4,
+                                 sizes={"m": m, "n": n})
+
+
 def show_inputs(size: str | None = None) -> ShowCase:
     """`grade show 2`: x of 4 x 300 float32 whose rows are 320 elements apart, and a bias of 300
     (``--size M,N,ROW_STRIDE``). The gaps between x's rows show a kernel that steps rows by N;
@@ -357,9 +369,8 @@ def test_performance(exercise, learner_function, mode):
 
     from grader import perf, timing
 
-    free, _ = torch.cuda.mem_get_info()
-    # Each input set's rows as the single benchmark input had them, within a share of the free memory.
-    m, n = bench_rows(perf.gpu_info().l2_bytes, free // (timing.SETS + 2)), BENCH_N
+    _, timed = plan.here(__file__)
+    m, n = timed.sizes["m"], timed.sizes["n"]
 
     def make_set(generator):
         return [torch.randn(m, n, device="cuda", generator=generator),
@@ -387,7 +398,7 @@ def test_performance(exercise, learner_function, mode):
 
     try:
         checks.measure_bandwidth(learner_function, make_set, nbytes=fused, floor=exercise.floor, verify=verify,
-                                 label=f"{m} x {n} fp32", lines=eager_lines)
+                                 label=timed.label, lines=eager_lines)
     except GradeFailure as failure:
         record = checks.record_of(learner_function)
         if record is None or record.performance is None:

@@ -22,7 +22,7 @@ strided check tells a kernel that ignores the row stride by rerunning on contigu
 import pytest
 import torch
 
-from grader import checks
+from grader import checks, plan
 from grader.access_map import ShowCase
 from grader import softmax_checks as sm
 
@@ -111,7 +111,13 @@ def test_traffic(learner_function, rng, device):
                           lesson="a fused softmax keeps the row in registers between the max, the sum and the store")
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: rows of PERF_COLS fp32 columns (`grader.softmax_checks.softmax_input`)."""
+    return sm.softmax_input(device, free_bytes, n_cols=PERF_COLS, minimum_bytes=minimum_bytes)
+
+
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    sm.measure_softmax_bandwidth(learner_function, n_cols=PERF_COLS, floor=exercise.floor, minimum_bytes=minimum_bytes)
+    _, timed = plan.here(__file__)
+    sm.measure_softmax_bandwidth(learner_function, timed, floor=exercise.floor, minimum_bytes=minimum_bytes)

@@ -29,7 +29,7 @@ compiles nothing, for the stand-ins below (the stub has the same numbers), which
 import pytest
 import torch
 
-from grader import checks
+from grader import checks, plan
 from grader.access_map import ShowCase
 from grader.failures import GradeFailure
 from grader import softmax_checks as sm
@@ -210,7 +210,7 @@ def _device_limits() -> dict:
 
     index = torch.cuda.current_device()
     props = triton.runtime.driver.active.utils.get_device_properties(index)
-    threads = getattr(torch.cuda.get_device_properties(index), "max_threads_per_multi_processor", 2048)
+    threads = plan.current_device().max_threads_per_multiprocessor
     return {"num_sms": props["multiprocessor_count"], "regs_per_sm": props["max_num_regs"],
             "smem_per_sm": props["max_shared_mem"], "threads_per_sm": threads, "warp_size": props["warpSize"]}
 
@@ -276,7 +276,13 @@ def test_traffic(learner_function, rng, device):
                           lesson="each row is read once by whichever program visits it")
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: rows of PERF_COLS fp32 columns (`grader.softmax_checks.softmax_input`)."""
+    return sm.softmax_input(device, free_bytes, n_cols=PERF_COLS, minimum_bytes=minimum_bytes)
+
+
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    sm.measure_softmax_bandwidth(learner_function, n_cols=PERF_COLS, floor=exercise.floor, minimum_bytes=minimum_bytes)
+    _, timed = plan.here(__file__)
+    sm.measure_softmax_bandwidth(learner_function, timed, floor=exercise.floor, minimum_bytes=minimum_bytes)

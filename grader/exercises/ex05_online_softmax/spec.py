@@ -23,7 +23,7 @@ import math
 import pytest
 import torch
 
-from grader import checks
+from grader import checks, plan
 from grader.access_map import ShowCase
 from grader.compare import DEFAULT_TOLERANCES, expect_close
 from grader.failures import GradeFailure
@@ -363,17 +363,26 @@ def test_traffic(learner_function, rng, device):
                           lesson="one pass for the running max and sum, one to normalize")
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: rows of 2^20 fp32 columns (4 MiB each), two per SM and at least 256:
+    hundreds of them in flight are far more than the L2, so both reads come from HBM and the 3-pass byte
+    count is what the memory really moved; fewer where the input and output of every set would not fit."""
+    from grader import timing
+
+    fits = int(free_bytes * 0.4 / (timing.SETS + 1)) // (2 * PERF_COLS * 4)  # input and output of every set
+    n_rows = max(1, min(max(256, 2 * device.multiprocessors), fits))
+    one_set = 2 * n_rows * PERF_COLS * 4
+    return plan.PerformanceInput(label=f"{n_rows} x {PERF_COLS:,} fp32, 3 passes (2 reads + 1 write)", dtype="fp32",
+                                 data_bytes=least_hbm_bytes(n_rows, PERF_COLS, 4),
+                                 held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + one_set,
+                                 sizes={"n_rows": n_rows, "n_cols": PERF_COLS})
+
+
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf, timing
-
-    # Rows of 2^20 fp32 columns (4 MiB each): hundreds of them in flight are far more than the L2,
-    # so both reads come from HBM and the 3-pass byte count is what the memory really moved.
-    info = perf.gpu_info()
-    free, _ = torch.cuda.mem_get_info()
-    fits = int(free * 0.4 / (timing.SETS + 1)) // (2 * PERF_COLS * 4)  # input and output of every set
-    n_rows = max(1, min(max(256, 2 * info.sm_count), fits))
+    _, timed = plan.here(__file__)
+    n_rows = timed.sizes["n_rows"]
 
     def make_set(generator):
         return [torch.randn((n_rows, PERF_COLS), device="cuda", generator=generator)], {}
@@ -385,4 +394,4 @@ def test_performance(exercise, learner_function, mode):
 
     checks.measure_bandwidth(learner_function, make_set, nbytes=minimum_bytes(n_rows, PERF_COLS, 4),
                              least_hbm_bytes=least_hbm_bytes(n_rows, PERF_COLS, 4), floor=exercise.floor, verify=verify,
-                             label=f"{n_rows} x {PERF_COLS:,} fp32, 3 passes (2 reads + 1 write)")
+                             label=timed.label)

@@ -42,7 +42,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, model, profiling
+from grader import catalogue, checks, model, plan, profiling
 from grader.amdahl import amdahl, captured, ceiling
 from grader.failures import GradeFailure
 from grader.results import Kind
@@ -541,15 +541,27 @@ def exercise3_file() -> tuple[Path, str]:
                        f"{ex3.solution_file} exists")
 
 
-def batch_for(seq: int, n_heads: int = model.N_HEADS, max_batch: int = GPU_MAX_BATCH) -> int:
-    """Largest batch (up to ``max_batch``) whose score matrices fit in a third of free GPU memory.
+def batch_for(seq: int, free: int, n_heads: int = model.N_HEADS, max_batch: int = GPU_MAX_BATCH) -> int:
+    """Largest batch (up to ``max_batch``) whose score matrices fit in a third of ``free`` GPU memory.
 
     Per sequence in the batch: the scores, the probabilities, a second output from the swapped
     softmax and slack, four (H, S, S) fp32 matrices (at S = 2048, H = 8: 0.5 GB).
     """
-    free, _ = torch.cuda.mem_get_info()
-    per_sequence = 4 * n_heads * seq * seq * 4
-    return max(1, min(max_batch, int(free // 3 // per_sequence)))
+    return max(1, min(max_batch, int(free // 3 // per_sequence_bytes(seq, n_heads))))
+
+
+def per_sequence_bytes(seq: int, n_heads: int = model.N_HEADS) -> int:
+    return 4 * n_heads * seq * seq * 4
+
+
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The block the check profiles on ``device``: batch 8 of 2048 tokens, fewer where the score
+    matrices would not fit in a third of the free memory. Graded on the prediction, not on GB/s."""
+    batch = batch_for(GPU_SEQ, free_bytes)
+    return plan.PerformanceInput(
+        label=f"batch {batch} × seq {GPU_SEQ}, d_model {model.D_MODEL}, {model.N_HEADS} heads, fp32", dtype="fp32",
+        data_bytes=batch * per_sequence_bytes(GPU_SEQ), held_bytes=batch * per_sequence_bytes(GPU_SEQ),
+        sizes={"batch": batch, "seq": GPU_SEQ}, cache_bound=False)
 
 
 def check_measurement(learner, measured: dict, softmax_source: str, where: str, record=None) -> dict:
@@ -634,12 +646,12 @@ def test_performance(learner, mode, check):
     and its numbers come back as data. The verdict is on this file's predictions against them."""
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf
     from grader.learner_process import LearnerProcess
 
     path, why = exercise3_file()
     softmax_source = f"{_relative(path)} ({why})"
-    batch = batch_for(GPU_SEQ)
+    card, timed = plan.here(__file__)
+    batch = timed.sizes["batch"]
     ex3 = catalogue.get(3)
     process = LearnerProcess(path, display=_relative(path), mode="gpu")
     try:
@@ -655,6 +667,5 @@ def test_performance(learner, mode, check):
     measured = reply.get("result")
     if not isinstance(measured, dict):
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} returned no measurement")
-    where = (f"{perf.gpu_info().name}, batch {batch} × seq {GPU_SEQ}, d_model {model.D_MODEL}, "
-             f"{model.N_HEADS} heads, fp32")
+    where = f"{card.name}, {timed.label}"
     check_measurement(learner, measured, softmax_source, where, record=check)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import checks, guards, interpreter_fixes
+from grader import checks, guards, interpreter_fixes, plan
 from grader.access_map import ShowCase, parse_size
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
 from grader.failures import GradeFailure
@@ -546,17 +546,31 @@ def test_no_score_matrix(learner_function, rng, device, mode):
 PERF_SHAPE = (4, 16, 4096, 64)
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed prefill on ``device``: PERF_SHAPE, with fewer sequences where the judge's input sets and
+    SDPA's (q, k, v, the output and the float32 each is drawn in) would not fit in half the free memory.
+    Graded in TFLOP/s against SDPA, so the cache does not enter."""
+    from grader import timing
+
+    B, H, S, D = PERF_SHAPE
+    per_sequence = H * S * D * 2 * 4 + H * S * D * 4  # q, k, v and an output slot in fp16, one float32 draw
+    fits = int(free_bytes * 0.5) // (2 * timing.SETS * per_sequence)  # the learner's sets and SDPA's
+    B = max(1, min(B, fits))
+    return plan.PerformanceInput(label=f"B {B}, H {H}, S {S}, D {D}, fp16", dtype="fp16",
+                                 data_bytes=4 * B * H * S * D * 2, held_bytes=2 * timing.SETS * B * per_sequence,
+                                 sizes={"B": B, "H": H, "S": S, "D": D}, cache_bound=False)
+
+
 def test_performance(exercise, learner_function, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf
-
     from grader import timing
 
-    B, H, S, D = PERF_SHAPE
-    label = f"B {B}, H {H}, S {S}, D {D}, fp16"
+    card, timed = plan.here(__file__)
+    B, H, S, D = (timed.sizes[k] for k in "BHSD")
+    label = timed.label
     results = []
     for causal in (False, True):
         def make_set(generator, causal=causal):
@@ -601,8 +615,7 @@ def test_performance(exercise, learner_function, mode, check):
                f"{ratio:.0%} of SDPA's throughput ({which}), below the floor of {floor:.0%}"
                + (": does your causal kernel stop at the diagonal, or compute every block and mask it?"
                   if worst["causal"] else ""))
-    info = perf.gpu_info()
-    lines = [f"attention at {label} on this {info.name} (the grader's clock around calls on fresh inputs, "
+    lines = [f"attention at {label} on this {card.name} (the grader's clock around calls on fresh inputs, "
              "timed in turns with SDPA):"]
     for r in results:
         lines.append(f"  {'causal    ' if r['causal'] else 'not causal'}  {r['tflops']:5.0f} TFLOP/s "
@@ -612,7 +625,7 @@ def test_performance(exercise, learner_function, mode, check):
 
     check.performance = PerformanceRecord(
         passed=passed, verdict=verdict, fraction=ratio, floor=floor, unit="tflops", ms=worst["ms"],
-        input=f"{label}, {which}", gpu=info.name, driver=info.driver, lines=lines,
+        input=f"{label}, {which}", gpu=card.name, driver=card.driver, lines=lines,
         details={"tflops": worst["tflops"], "sdpa_tflops": worst["sdpa_tflops"], "ratio_to_sdpa": ratio,
                  "cases": results})
     if not passed:

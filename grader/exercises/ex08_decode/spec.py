@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import checks, guards
+from grader import checks, guards, plan
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
 from grader.failures import GradeFailure
 
@@ -762,7 +762,7 @@ def test_splits_the_keys(learner_function, rng, device, mode, check):
     checks.require(programs is not None, "the grader could not find the launch that reads k_cache: pass k_cache "
                    "itself to your kernel")
     pairs = case.B * case.H_kv
-    sms = INTERPRETER_NUM_SMS if mode != "gpu" else torch.cuda.get_device_properties(0).multi_processor_count
+    sms = INTERPRETER_NUM_SMS if mode != "gpu" else plan.current_device().multiprocessors
     check.extra["split"] = {"programs": programs, "sequence_kv_head_pairs": pairs, "sms": sms}
     if programs < 2 * pairs:
         raise GradeFailure(
@@ -841,6 +841,24 @@ def test_no_scores_in_memory(learner_function, rng, device, mode, check):
 PERF_SHAPES = [(64, 32, 8, 128, 4096, 16)]
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed decode step on ``device``: PERF_SHAPES' serving batch, with fewer sequences where the
+    judge's input sets and the comparison's float32 gathered K and V (four times a set's cache) would not
+    fit in half the free memory; in bfloat16, or float16 (the same bytes) on a card without it."""
+    from grader import timing
+
+    B, H_q, H_kv, D, S, ps = PERF_SHAPES[0]
+    dtype = plan.half_dtype(device)
+    per_sequence = 2 * S * H_kv * D * 2  # K and V of one sequence, 16-bit
+    fits = int(free_bytes * 0.5) // ((timing.SETS + 4) * per_sequence)
+    B = max(1, min(B, fits))
+    nbytes = minimum_bytes([S] * B, B * -(-S // ps), ps, H_q, H_kv, D, 2)
+    return plan.PerformanceInput(
+        label=f"B {B}, H_q {H_q}, H_kv {H_kv}, D {D}, S_k {S}, page_size {ps}, {dtype}", dtype=dtype,
+        data_bytes=nbytes, held_bytes=plan.timed_sets_bytes(B * per_sequence, free_bytes) + 4 * B * per_sequence,
+        sizes={"B": B, "H_q": H_q, "H_kv": H_kv, "D": D, "S": S, "page_size": ps})
+
+
 def perf_inputs(B, H_q, H_kv, D, S, ps, dtype=torch.bfloat16, generator: torch.Generator | None = None):
     """A full paged cache (every sequence S tokens) with its pages shuffled through the pool, on the GPU."""
     if generator is None:
@@ -867,18 +885,21 @@ def test_performance(exercise, learner_function, mode, check):
     import torch.nn.functional as F
 
     results, failures = [], []
-    for B, H_q, H_kv, D, S, ps in PERF_SHAPES:
-        label = f"B {B}, H_q {H_q}, H_kv {H_kv}, D {D}, S_k {S}, page_size {ps}, bf16"
+    _, timed = plan.here(__file__)
+    dtype = plan.torch_dtype(timed.dtype)
+    shapes = [tuple(timed.sizes[k] for k in ("B", "H_q", "H_kv", "D", "S", "page_size"))]  # the plan's, for this card
+    for B, H_q, H_kv, D, S, ps in shapes:
+        label = timed.label
 
         def make_set(generator, shape=(B, H_q, H_kv, D, S, ps)):
-            return list(perf_inputs(*shape, generator=generator)), {}
+            return list(perf_inputs(*shape, dtype=dtype, generator=generator)), {}
 
         def verify(out, args, kwargs, S=S, label=label):
             q, k, v, table, lens = args
             want = F.scaled_dot_product_attention(q.float().unsqueeze(2), gathered(k, table, S).float(),
                                                   gathered(v, table, S).float(), enable_gqa=True).squeeze(2)
             try:  # a loose check that catches a wrong answer, not rounding
-                expect_close(out, want.double(), dtype=torch.bfloat16, tolerance=Tolerance(rtol=3e-2, atol=2e-2),
+                expect_close(out, want.double(), dtype=dtype, tolerance=Tolerance(rtol=3e-2, atol=2e-2),
                              poisoned=False)
             except GradeFailure as failure:
                 raise GradeFailure(f"at the benchmark size ({label}) your output is wrong: {failure}") from None

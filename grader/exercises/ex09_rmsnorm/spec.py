@@ -39,7 +39,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, guards
+from grader import catalogue, checks, guards, plan
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
@@ -737,7 +737,7 @@ def test_backward_grid(learner, rows, rng, device, mode):
                    "the grader could not work out the grid of your backward's first launch: launch with a tuple, "
                    "`rmsnorm_backward_kernel[(n_partials,)](...)`")
     programs = launched[0] * (math.prod(launched[1:]) if len(launched) > 1 else 1)
-    num_sms = torch.cuda.get_device_properties(0).multi_processor_count if mode == "gpu" else INTERPRETER_SMS
+    num_sms = plan.current_device().multiprocessors if mode == "gpu" else INTERPRETER_SMS
     counts = {}
     for per_sm in PROGRAMS_PER_SM_RANGE:
         value = _learner_call(learner, "partial_count", PARTIAL_COUNT_SIGNATURE, n_rows, num_sms, per_sm)
@@ -844,6 +844,19 @@ def bench_rows(l2_bytes: int, free_bytes: int, n: int = BENCH_N, element_size: i
     return max(1, min(want, cap))
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: rows of 4096 in bfloat16 (float16, the same bytes, on a card without
+    it), at least 16384 and 8 L2 sizes, capped so the backward's tensors of every set fit (`bench_rows`)."""
+    from grader import timing
+
+    dtype = plan.half_dtype(device)
+    m = bench_rows(device.cache_bytes, free_bytes // (timing.SETS + 2))
+    one_set = 4 * m * BENCH_N * 2 + m * 4  # the backward's set: dy, x and the dx slot, weight and rstd
+    return plan.PerformanceInput(label=f"{m} x {BENCH_N} {dtype}", dtype=dtype, data_bytes=forward_bytes(m, BENCH_N, 2),
+                                 held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + 2 * m * BENCH_N * 4,
+                                 sizes={"m": m, "n": BENCH_N})
+
+
 def _sample_rows(m: int) -> list[int]:
     return sorted({0, 1, m // 2, m - 1})
 
@@ -855,9 +868,9 @@ def test_performance(exercise, learner, learner_function, mode, check):
 
     from grader import perf, timing
 
-    free, _ = torch.cuda.mem_get_info()
-    m, n, dtype = bench_rows(perf.gpu_info().l2_bytes, free // (timing.SETS + 2)), BENCH_N, torch.bfloat16
-    label = f"{m} x {n} bf16"
+    _, timed = plan.here(__file__)
+    m, n, dtype = timed.sizes["m"], timed.sizes["n"], plan.torch_dtype(timed.dtype)
+    label = timed.label
     rows = _sample_rows(m)
 
     def forward_set(generator):

@@ -32,7 +32,7 @@ import math
 import pytest
 import torch
 
-from grader import checks, guards
+from grader import checks, guards, plan
 from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
 from grader.failures import GradeFailure
 
@@ -570,6 +570,8 @@ def _memory_message(T: int, V: int, dtype: torch.dtype, report: checks.MemoryRep
 def test_no_vocabulary_sized_buffer(learner_function, rng, device, mode, check):
     """The memory one call allocates is O(T): 64 bytes a row and 64 KiB. No (T, V) or (T, BLOCK) scratch."""
     T, V, dtype = MEMORY[mode]
+    if mode == "gpu":
+        dtype = plan.torch_dtype(plan.half_dtype(plan.current_device()))  # float16 on a card without bfloat16
     logits, target = make_inputs(T, V, dtype, rng, device)
     want, _ = reference(logits, target, -100)
     report = checks.peak_memory(learner_function, {"logits": logits, "target": target})
@@ -668,6 +670,20 @@ def perf_rows(free_bytes: int, V: int = PERF_V) -> int:
     return max(256, min(PERF_T, int(free_bytes * 0.6) // per_row))
 
 
+def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
+    """The timed input on ``device``: Llama 3's vocabulary in bfloat16 (float16, the same bytes, on a card
+    without it), PERF_T rows or fewer where the card's memory is small (`perf_rows`)."""
+    from grader import timing
+
+    dtype = plan.half_dtype(device)
+    T = perf_rows(free_bytes // (timing.SETS + 2))
+    one_set = T * PERF_V * 2 + T * 8
+    return plan.PerformanceInput(label=f"T {T} x V {PERF_V:,} {dtype}, 2 reads + 1 write of the logits", dtype=dtype,
+                                 data_bytes=least_hbm_bytes(T, PERF_V, 2),
+                                 held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + T * PERF_V * 4 * 4,
+                                 sizes={"T": T, "V": PERF_V})
+
+
 def _chunked_reference(x: torch.Tensor, target: torch.Tensor, rows: list[int]) -> tuple[float, torch.Tensor]:
     """The loss of a large bf16 input (float64 in chunks of rows), and the gradient of ``rows``."""
     total, T = 0.0, x.shape[0]
@@ -686,15 +702,13 @@ def test_performance(exercise, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf, timing
-
-    free, _ = torch.cuda.mem_get_info()
-    T, V = perf_rows(free // (timing.SETS + 2)), PERF_V
+    _, timed = plan.here(__file__)
+    T, V, dtype = timed.sizes["T"], timed.sizes["V"], plan.torch_dtype(timed.dtype)
     rows = sorted({0, T // 2, T - 1})
-    label = f"T {T} x V {V:,} bf16, 2 reads + 1 write of the logits"
+    label = timed.label
 
     def make_set(generator):
-        x = torch.randn((T, V), device="cuda", generator=generator).to(torch.bfloat16)
+        x = torch.randn((T, V), device="cuda", generator=generator).to(dtype)
         target = torch.randint(0, V, (T,), device="cuda", generator=generator)
         return [x, target], {}
 
@@ -709,7 +723,7 @@ def test_performance(exercise, learner_function, mode, check):
         checks.require(abs(got - want_loss) <= 1e-4 * abs(want_loss),
                        f"the loss is {got:.6g} but should be {want_loss:.6g} at the benchmark size ({label})")
         try:
-            expect_close(x[rows], want_rows, name="logits", dtype=torch.bfloat16, poisoned=False)
+            expect_close(x[rows], want_rows, name="logits", dtype=dtype, poisoned=False)
         except GradeFailure as failure:
             raise GradeFailure(f"the gradient is wrong at the benchmark size ({label}): {failure}") from None
 

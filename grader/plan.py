@@ -1,0 +1,144 @@
+"""What one exercise grades on one card: the dtypes, the timed input and how the floor is worded.
+
+`for_exercise(exercise, device)` is the plan. The exercise says what it can grade (the manifest's
+``dtypes``) and how large its timed input is for a card (its spec's ``performance_input(device,
+free_bytes)``, which returns a `PerformanceInput`); this module applies what holds for every exercise:
+
+* a dtype the card does not compute natively is skipped with a sentence, never failed (bfloat16 on a
+  T4, sm_75); a timed input in bfloat16 is timed in float16 there (`half_dtype`: the same bytes);
+* the timed input must fit the card, and should span several times its last-level cache: on a card
+  whose memory allows less, the floor's wording says the fraction may include cache hits
+  (`floor_note`);
+* without a GPU nothing is timed.
+
+The same plan is what the grader uses on a GPU (the specs' performance checks call their own
+``performance_input``) and what the tests check for faked cards (tests/test_devices.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from grader.device import GiB, MiB, Device
+
+#: The dtypes an exercise may grade, by the names the manifests and the reports use.
+DTYPE_NAMES = ("fp32", "fp16", "bf16")
+#: A timed input that spans fewer last-level caches than this is not what the floors were set on: the
+#: time then also holds the cache and the launch (exercise 1's solution on the H200: 87% of the ceiling
+#: at 3.2 L2 sizes, 100% at 51; docs/measurements/h200-ex01-vector-add.json).
+HONEST_CACHE_MULTIPLE = 3.0
+#: What a fresh process finds free on a card: the CUDA context, the allocator's pool and the display
+#: (on a desktop card) take about this much (the faked cards of the tests plan with it).
+CONTEXT_BYTES = 1 * GiB
+
+
+@dataclass(frozen=True)
+class PerformanceInput:
+    """The input the performance check times on one card."""
+
+    label: str  # as the report shows it: "n = 251,658,240 fp32"
+    dtype: str  # "fp32", "fp16" or "bf16"
+    data_bytes: int  # the bytes one call reads and writes at least (the byte model)
+    held_bytes: int  # the most the check holds on the card at once: every input set and its comparison
+    sizes: dict  # the spec's dimensions, by name
+    cache_bound: bool = True  # graded in GB/s against the copy ceiling (not throughput against a library)
+
+
+@dataclass(frozen=True)
+class Plan:
+    number: int
+    device: Device
+    dtypes: tuple[str, ...]  # graded
+    skipped: tuple[tuple[str, str], ...]  # (dtype, the sentence that says why)
+    performance: PerformanceInput | None
+    floor_note: str | None  # how the floor reads on this card, where it differs from a large one
+
+    def skip_reason(self, dtype: str) -> str | None:
+        return dict(self.skipped).get(dtype)
+
+
+def no_native(dtype: str, device: Device) -> str:
+    """The sentence a check in ``dtype`` is skipped with on a card that does not compute it natively."""
+    return (f"{dtype}: not graded on this {device.name} ({device.architecture}), which has no native {dtype} "
+            "arithmetic: your kernel is graded in the other dtypes; a card from sm_80 (A100, RTX 30) on grades it")
+
+
+def half_dtype(device: Device) -> str:
+    """The 16-bit dtype a timed input uses: bfloat16, or float16 (the same bytes) on a card without it."""
+    return "bf16" if "bf16" in device.native_dtypes else "fp16"
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+def planning_memory(device: Device) -> int:
+    """The free memory a plan for a card it is not running on assumes: the card less a context."""
+    return max(0, device.memory_bytes - CONTEXT_BYTES)
+
+
+def floor_note(device: Device, data_bytes: int | None, *, cache_bound: bool = True) -> str | None:
+    """The floor's wording on a card whose memory cannot hold an input several caches large (``data_bytes``:
+    what one timed call reads and writes at least)."""
+    if data_bytes is None or not cache_bound or not device.gpu:
+        return None
+    multiple = data_bytes / max(1, device.cache_bytes)
+    if multiple >= HONEST_CACHE_MULTIPLE:
+        return None
+    return (f"on this {device.name} the timed input ({data_bytes / MiB:,.0f} MiB) is only {multiple:.1f} times "
+            f"its {device.cache_bytes / MiB:.0f} MiB cache, all its memory allows: the floor was set on inputs many "
+            "caches large, so here the fraction also holds the cache and the launch, and a verdict is weaker "
+            "evidence than on a larger card")
+
+
+def spec_of(exercise):
+    """The exercise's spec module (imports torch and pytest)."""
+    return importlib.import_module(exercise.spec_module)
+
+
+def for_exercise(exercise, device: Device, free_bytes: int | None = None) -> Plan:
+    """The plan of ``exercise`` on ``device``; ``free_bytes`` is what the card has free now (default:
+    `planning_memory`)."""
+    skipped = tuple((d, no_native(d, device)) for d in exercise.dtypes if device.gpu and d not in device.native_dtypes)
+    graded = tuple(d for d in exercise.dtypes if d not in dict(skipped))
+    timed = None
+    if device.gpu:
+        hook = getattr(spec_of(exercise), "performance_input", None)
+        if hook is not None:
+            timed = hook(device, planning_memory(device) if free_bytes is None else free_bytes)
+    return Plan(number=exercise.number, device=device, dtypes=graded, skipped=skipped, performance=timed,
+                floor_note=None if timed is None else floor_note(device, timed.data_bytes, cache_bound=timed.cache_bound))
+
+
+def elements_for_cache(bytes_per_element_set: int, cache_bytes: int, free_bytes: int, *, l2_multiple: int = 8,
+                       budget_fraction: float = 0.5) -> int:
+    """How many elements make the data at least ``l2_multiple`` times the cache (`grader.perf.sized_for_hbm`,
+    without a GPU): capped so the data fits in ``budget_fraction`` of ``free_bytes``, and never under 2^20."""
+    want = l2_multiple * cache_bytes * 3 // bytes_per_element_set
+    cap = int(free_bytes * budget_fraction) // bytes_per_element_set
+    return max(1 << 20, min(want, cap))
+
+
+def timed_sets_bytes(set_bytes: int, free_bytes: int) -> int:
+    """The most the judge's input sets take (`grader.timing.sets_for` at its largest K)."""
+    from grader import timing
+
+    return timing.sets_for(1e-9, set_bytes, free_bytes) * set_bytes
+
+
+def current_device() -> Device:
+    """This process's card (`grader.device.current`), for a spec whose checks take a ``device`` fixture."""
+    from grader import device
+
+    return device.current()
+
+
+def here(spec_file: str) -> tuple[Device, PerformanceInput]:
+    """For a spec's performance check: this GPU and the input its plan times now."""
+    from grader import catalogue, device
+
+    card = device.current()
+    return card, spec_of(catalogue.of_spec(spec_file)).performance_input(card, device.free_bytes(card))
