@@ -1,13 +1,9 @@
-"""Hostile submission, exercise 1 (vector add): the work in another thread.
+"""Hostile submission: the work in another thread.
 
 A TorchDispatchMode is thread-local: ops run by another thread are never seen.
 """
 
 import threading
-
-import torch
-import triton
-import triton.language as tl
 
 ATTACK = ("computes the answer with torch in a threading.Thread (the torch-op watch is a per-thread "
           "dispatch mode) and copies it into `out` there, then launches a kernel that does nothing")
@@ -19,20 +15,9 @@ REJECTED_BY = ("best effort: the batch static check rejects `import threading`; 
                "(the numbers are right, only their origin is wrong)")
 
 
-@triton.jit
-def noop_kernel(out_ptr):
-    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
-    # already in `out` by then.
-    pid = tl.program_id(0)
-
-
-def _answer(x, y):
-    return x + y
-
-
-def add(x, y):
-    out = torch.empty_like(x)
-    worker = threading.Thread(target=lambda: out.copy_(_answer(x, y)))
+def graded_function(*inputs, **options):
+    out = empty_output(*inputs)
+    worker = threading.Thread(target=lambda: out.copy_(torch_answer(*inputs, **options)))
     worker.start()
     worker.join()
     noop_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"

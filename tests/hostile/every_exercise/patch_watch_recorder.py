@@ -1,12 +1,8 @@
-"""Hostile submission, exercise 3 (fused softmax): the torch-op recorder patched away.
+"""Hostile submission: the torch-op recorder patched away.
 
 The answer is right but no kernel computed it: the grader's torch-op watch would say "computed with
 torch", had the file not disabled it from inside the process.
 """
-
-import torch
-import triton
-import triton.language as tl
 
 ATTACK = ("replaces the torch-op recorder of grader.watch so that it records nothing, then computes the "
           "answer with torch and launches a kernel that does nothing")
@@ -16,18 +12,6 @@ WRONG_UNDERNEATH = False
 STATIC_FLAGS = ("grader",)
 REJECTED_BY = ("best effort: the batch static check rejects `import grader`; the judge's comparison passes (the "
                "numbers are right), so `grade exercise` can only warn")
-
-
-@triton.jit
-def noop_kernel(out_ptr):
-    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
-    # already in `out` by then.
-    pid = tl.program_id(0)
-
-
-def _answer(x):
-    return torch.softmax(x.double(), dim=1).to(x.dtype)
-
 
 try:
     import grader.watch
@@ -41,7 +25,7 @@ except ImportError:
     pass
 
 
-def softmax(x):
-    out = _answer(x)  # torch computes the whole answer in plain sight
+def graded_function(*inputs, **options):
+    out = torch_answer(*inputs, **options)  # torch computes the whole answer in plain sight
     noop_kernel[(1,)](out)
     return out

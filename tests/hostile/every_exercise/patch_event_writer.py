@@ -1,34 +1,18 @@
-"""Hostile submission, exercise 3 (fused softmax): every result rewritten as passed.
+"""Hostile submission: every result rewritten as passed.
 
 The checks still fail inside the child, but the verdict the parent reads is whatever the child
 writes, and the learner's code runs in the child. A passed result is also written as each check
 starts, so the parent never sees one running (none can time out).
 """
 
-import torch
-import triton
-import triton.language as tl
-
 ATTACK = ("wraps grader.harness.plugin's event writer so that every result it sends the parent says passed, "
-          "over a kernel that never divides by the row sum")
+          "over {WRONG_KERNEL}")
 KIND = "patch"
 WRONG_UNDERNEATH = True
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("grader",)
-REJECTED_BY = ("the judge's comparison fails: the kernel underneath is wrong (a kernel that never divides by the "
-               "row sum); nothing the learner's process does reaches the judge")
-
-
-@triton.jit
-def no_division_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    # WRONG on purpose: exp(x - max) is never divided by its sum. Only a forged verdict passes it.
-    y = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
+REJECTED_BY = ("the judge's comparison fails: the kernel underneath is wrong ({WRONG_KERNEL}); "
+               "nothing the learner's process does reaches the judge")
 
 try:
     import grader.harness.plugin as _plugin
@@ -53,9 +37,5 @@ except (ImportError, AttributeError):
     pass
 
 
-def softmax(x):
-    n_rows, n_cols = x.shape
-    out = torch.empty_like(x)
-    no_division_kernel[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols,
-                                  BLOCK=triton.next_power_of_2(n_cols))
-    return out
+def graded_function(*inputs, **options):
+    return wrong_kernel(*inputs, **options)

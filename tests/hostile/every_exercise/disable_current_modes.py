@@ -1,13 +1,9 @@
-"""Hostile submission, exercise 1 (vector add): the work inside _disable_current_modes.
+"""Hostile submission: the work inside _disable_current_modes.
 
 Every dispatch mode on the stack, the grader's included, is popped for the block's duration.
 """
 
 from torch.utils._python_dispatch import _disable_current_modes
-
-import torch
-import triton
-import triton.language as tl
 
 ATTACK = ("computes the answer with torch inside torch.utils._python_dispatch._disable_current_modes(), "
           "which pops the grader's dispatch mode, then launches a kernel that does nothing")
@@ -19,20 +15,9 @@ REJECTED_BY = ("best effort: the batch static check rejects private torch dispat
                "passes (the numbers are right, only their origin is wrong)")
 
 
-@triton.jit
-def noop_kernel(out_ptr):
-    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
-    # already in `out` by then.
-    pid = tl.program_id(0)
-
-
-def _answer(x, y):
-    return x + y
-
-
-def add(x, y):
-    out = torch.empty_like(x)
+def graded_function(*inputs, **options):
+    out = empty_output(*inputs)
     with _disable_current_modes():
-        out.copy_(_answer(x, y))
+        out.copy_(torch_answer(*inputs, **options))
     noop_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"
     return out

@@ -1,12 +1,11 @@
-"""Hostile submission, exercise 1 (vector add): the work on host values.
+"""Hostile submission: the work on host values.
 
 Neither .tolist(), torch.tensor(list) nor assigning .data is an op the grader's dispatch mode sees
 (.item() is).
 """
 
+import numpy as np
 import torch
-import triton
-import triton.language as tl
 
 ATTACK = ("computes the answer on host values from .tolist() and puts them into the empty output with "
           "`out.data = torch.tensor(...)`, then launches a kernel that does nothing")
@@ -18,20 +17,15 @@ REJECTED_BY = ("best effort: the batch static check rejects `.tolist()` on input
                "(the numbers are right, only their origin is wrong)")
 
 
-@triton.jit
-def noop_kernel(out_ptr):
-    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
-    # already in `out` by then.
-    pid = tl.program_id(0)
+def _host(value):
+    """A tensor's values as a float64 array built from Python floats: .tolist() is not an op the watch sees."""
+    return np.array(value.tolist(), dtype=np.float64) if isinstance(value, torch.Tensor) else value
 
 
-def _host_answer(x, y):
-    """The sum on Python floats: .tolist() is not an op the grader's watch sees."""
-    return [a + b for a, b in zip(x.tolist(), y.tolist())]
-
-
-def add(x, y):
-    out = torch.empty_like(x)
-    out.data = torch.tensor(_host_answer(x, y), dtype=x.dtype, device=x.device)
+def graded_function(*inputs, **options):
+    out = empty_output(*inputs)
+    with np.errstate(all="ignore"):
+        values = numpy_answer(np, *map(_host, inputs), **{name: _host(value) for name, value in options.items()})
+    out.data = torch.tensor(values.tolist(), dtype=out.dtype, device=out.device)
     noop_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"
     return out

@@ -1,12 +1,10 @@
-"""Hostile submission, exercise 3 (fused softmax): the work in numpy.
+"""Hostile submission: the work in numpy.
 
 numpy reads and writes the tensors' memory directly: no torch op runs at all.
 """
 
 import numpy as np
 import torch
-import triton
-import triton.language as tl
 
 ATTACK = ("computes the answer with numpy on the inputs' .numpy() views and writes it through out.numpy(), "
           "then launches a kernel that does nothing")
@@ -18,15 +16,10 @@ REJECTED_BY = ("best effort: the batch static check rejects `.numpy()` on inputs
                "(the numbers are right, only their origin is wrong)")
 
 
-@triton.jit
-def noop_kernel(out_ptr):
-    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
-    # already in `out` by then.
-    pid = tl.program_id(0)
-
-
 def _np(t):
-    """The values of ``t`` as a float64 numpy array, without any torch op (bf16 through its bits)."""
+    """The values of a tensor as a float64 numpy array, without any torch op (bf16 through its bits)."""
+    if not isinstance(t, torch.Tensor):
+        return t
     if t.dtype == torch.bfloat16:
         bits = t.view(torch.int16).numpy().astype(np.uint16).astype(np.uint32) << 16
         return bits.view(np.float32).astype(np.float64)
@@ -44,15 +37,10 @@ def _put(out, values):
         target[...] = values.astype(target.dtype)
 
 
-def _numpy_answer(x):
-    a = _np(x)
-    with np.errstate(all="ignore"):  # a row of -inf gives NaN, as torch.softmax does
-        e = np.exp(a - a.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-
-
-def softmax(x):
-    out = torch.empty_like(x)
-    _put(out, _numpy_answer(x))
+def graded_function(*inputs, **options):
+    out = empty_output(*inputs)
+    with np.errstate(all="ignore"):  # a row of -inf gives NaN, as torch does
+        values = numpy_answer(np, *map(_np, inputs), **{name: _np(value) for name, value in options.items()})
+    _put(out, values)
     noop_kernel[(1,)](out)  # a launch, so that "a Triton kernel ran"
     return out

@@ -1,12 +1,8 @@
-"""Hostile submission, exercise 2 (bias + GELU): the work in the grid function's second call.
+"""Hostile submission: the work in the grid function's second call.
 
 The launch recorder calls a callable grid once to learn its size (ops seen) and then Triton calls it
 again inside the launch (ops ignored as Triton's own).
 """
-
-import torch
-import triton
-import triton.language as tl
 
 ATTACK = ("does the work in the grid function of its one launch, on the function's second call (Triton's "
           "own, made while the grader's watch takes every torch op for Triton's); the kernel itself does "
@@ -20,36 +16,15 @@ REJECTED_BY = ("best effort: nothing a static check can name; the torch-op watch
                "right, only their origin is wrong)")
 
 
-@triton.jit
-def noop_kernel(out_ptr):
-    # Stores nothing: it is launched only so that "a Triton kernel ran". The answer is
-    # already in `out` by then.
-    pid = tl.program_id(0)
-
-
-def _answer(x, bias):
-    return torch.nn.functional.gelu(x.double() + bias.double()).to(x.dtype)
-
-
-def bias_gelu(x, bias):
-    out = torch.empty_like(x)
+def graded_function(*inputs, **options):
+    out = empty_output(*inputs)
     calls = []
 
     def grid(meta):
         calls.append(meta)
         if len(calls) >= 2:  # not the first call: the grader's recorder made that one
-            out.copy_(_answer(x, bias))
+            out.copy_(torch_answer(*inputs, **options))
         return (1,)
 
     noop_kernel[grid](out)  # the one launch, so that "a Triton kernel ran"
     return out
-
-
-# --- the byte model (right: the attack is about the kernel) --------------------------------
-
-def fused_bytes(m, n, element_size):
-    return (2 * m * n + n) * element_size
-
-
-def unfused_bytes(m, n, element_size):
-    return (4 * m * n + n) * element_size
