@@ -10,6 +10,7 @@ SELECT = "matches_reference and 3x127 and fp32"
 _wrong = solution_with(
     "ex02_bias_gelu",
     ("z = x.to(tl.float32) + b", "z = x.to(tl.float32)"),
-    ("out = 0.5 * z * (1.0 + tl.erf(z * 0.7071067811865476))", "out = 0.5 * z * (1.0 + tl.erf(z * 0.7071067811865476)) + b  # WRONG: bias after GELU"),
+    ("out = 0.5 * z * (1.0 + tl.erf(z * 0.7071067811865476))",
+     "out = 0.5 * z * (1.0 + tl.erf(z * 0.7071067811865476)) + b  # WRONG: bias after GELU"),
 )
 bias_gelu = _wrong.bias_gelu

@@ -9,7 +9,9 @@ EXPECTED = "leaves most of the"
 SELECT = "splits_the_keys"
 
 _wrong = solution_with("ex08_decode", (
-    "    splits = num_splits(\n        capacity, B, H_kv, _num_sms(q.device), tile_tokens=TILE, programs_per_sm=per_sm\n    )",
+    "    splits = num_splits(\n"
+    "        capacity, B, H_kv, _num_sms(q.device), tile_tokens=TILE, programs_per_sm=per_sm\n"
+    "    )",
     "    splits = 1  # WRONG: one program per (sequence, KV head)",
 ))
 decode_attention = _wrong.decode_attention

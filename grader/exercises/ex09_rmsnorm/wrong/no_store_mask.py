@@ -11,6 +11,7 @@ SELECT = "test_forward and 7x129 and fp32"
 
 _wrong = solution_with(
     "ex09_rmsnorm",
-    ("        y.to(y_ptr.dtype.element_ty),\n        mask=mask,", "        y.to(y_ptr.dtype.element_ty),  # WRONG: no mask"),
+    ("        y.to(y_ptr.dtype.element_ty),\n        mask=mask,",
+     "        y.to(y_ptr.dtype.element_ty),  # WRONG: no mask"),
 )
 rmsnorm_forward = _wrong.rmsnorm_forward

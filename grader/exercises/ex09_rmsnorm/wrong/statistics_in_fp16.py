@@ -14,7 +14,8 @@ SELECT = "forward_large_values and fp16"
 
 _wrong = solution_with(
     "ex09_rmsnorm",
-    ("    ).to(tl.float32)\n    # The statistics in float32", "    )  # WRONG: x stays in its dtype\n    # The statistics in float32"),
+    ("    ).to(tl.float32)\n    # The statistics in float32",
+     "    )  # WRONG: x stays in its dtype\n    # The statistics in float32"),
     ("mean_square = tl.sum(x * x, axis=1) / n_cols", "mean_square = (tl.sum(x * x, axis=1) / n_cols).to(tl.float32)"),
 )
 rmsnorm_forward = _wrong.rmsnorm_forward
