@@ -399,9 +399,15 @@ def cmd_check_course(args, console: Console) -> int:
     from grader import course_check
 
     found = course_check.problems()
+    graded = ""
+    if args.grade is not None and not found:
+        exercises = [e for e in catalogue.EXERCISES if not args.grade or e.number in args.grade]
+        found = course_check.grading_problems(catalogue.ROOT, exercises,
+                                              report=lambda line: console.print(line, soft_wrap=True))
+        graded = f"; every stub fails and every solution passes ({len(exercises)} graded)"
     if not found:
         console.print(f"check-course: OK, {len(catalogue.EXERCISES)} exercises, every manifest, stub, solution, "
-                      "spec, page and measurement in place", soft_wrap=True)
+                      f"spec, page and measurement in place{graded}", soft_wrap=True)
         return EXIT_PASSED
     console.print(Text(f"check-course: {len(found)} thing{'s' if len(found) != 1 else ''} missing", style="red"), soft_wrap=True)
     for problem in found:
@@ -503,6 +509,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check-course", help="maintainers: every exercise's manifest, stub, solution, spec, page and "
                                             "measurement in place")
+    p.add_argument("--grade", nargs="*", type=int, metavar="N",
+                   help="also grade every stub (it must fail with \"not implemented yet\") and every solution (it "
+                        "must pass) in Triton's interpreter, or those of exercises N only: minutes for the course")
     p.set_defaults(handler=cmd_check_course)
     return parser
 

@@ -1,7 +1,8 @@
 """`grade check-course`: every exercise folder against the files of a course checkout.
 
 For each exercise: its manifest (``grader/exercises/exNN_slug/exercise.toml``) reads without error; its
-stub and solution exist and define the manifest's function; its spec exists and defines the byte model
+stub and solution exist and define the manifest's function, and the solution opens with its commentary
+(a module docstring); its spec exists and defines the byte model
 the manifest names; its docs page and the chapters it cites exist; its floor names a measurement file
 whose key holds figures, and its floor reason cites that file; its folder's bench.py has the workload its `[bench]` names; its
 `chapters` are not empty; an exercise with `[expected_traffic]` has its row in the grading page's traffic
@@ -11,6 +12,11 @@ exercise names. The nav needs nothing: docs/scripts/nav_hook.py fills it from th
 
 Each problem is one sentence naming the one place to edit. Nothing here imports torch or Triton and
 nothing learner-written is imported: files are read as text and parsed with `ast`.
+
+`grade check-course --grade` also proves what the course's tests hold every exercise to
+(`grading_problems`): each stub, as the last commit holds it, fails with "not implemented yet", and each
+solution passes, both graded in Triton's interpreter as `grade exercise N` grades them (minutes for the
+whole course; `--grade N` grades exercise N only).
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ WORKLOAD_FILE = "bench.py"
 NEW_EXERCISE_TOOL = "tools/new_exercise.py"
 #: The grading page's table of the bytes each solution moves (docs/scripts/traffic_table.py writes it).
 TRAFFIC_TABLE = "docs/assets/traffic-table.txt"
+#: What a stub's first failing check says (the `NotImplementedError` raised where the launch goes).
+STUB_SENTENCE = "not implemented yet"
+#: The seed of check-course's gradings: any fixed one, so that a run can be repeated.
+GRADING_SEED = 20261130
 #: Manifest fields whose template text describes the template's copy kernel, not the exercise.
 TEMPLATE_FIELDS = ("you_learn", "hints")
 
@@ -64,6 +74,20 @@ def _file_problems(root: Path, relative: str, role: str, function: str, exercise
         return [f"the {role} {relative} does not parse as Python"]
     if function not in names:
         return [f"the {role} {relative} does not define `{function}` (the `{field}` of {_manifest(exercise)})"]
+    return []
+
+
+def _commentary_problems(root: Path, exercise: Exercise) -> list[str]:
+    """The solution's module docstring is its commentary: `grade solution N` and the instructor's solution
+    page show it before the code."""
+    source = _read(root, exercise.solution_file)
+    try:
+        commentary = ast.get_docstring(ast.parse(source)) if source is not None else ""
+    except SyntaxError:
+        return []  # said already: the solution does not parse
+    if source is not None and not (commentary or "").strip():
+        return [f"the solution {exercise.solution_file} has no module docstring: it is the commentary `grade "
+                f"solution {exercise.number}` shows before the code (what you will learn, how the kernel works)"]
     return []
 
 
@@ -188,6 +212,7 @@ def exercise_problems(root: Path, exercise: Exercise) -> list[str]:
     """What exercise ``exercise`` lacks in the checkout at ``root``, one sentence each."""
     problems = _file_problems(root, exercise.learner_file, "stub", exercise.function, exercise)
     problems += _file_problems(root, exercise.solution_file, "solution", exercise.function, exercise)
+    problems += _commentary_problems(root, exercise)
     spec = f"{catalogue.EXERCISES_FOLDER}/{exercise.stem}/spec.py"
     if not (root / spec).is_file():
         problems.append(f"the spec {spec} is missing (the checks of exercise {exercise.number})")
@@ -256,4 +281,58 @@ def problems(root: Path = catalogue.ROOT) -> list[str]:
         found += _template_problems(root, exercise, render)
     if exercises and every_manifest_reads:
         found += _traffic_table_problems(root, exercises)
+    return found
+
+
+# --- the gradings: every stub fails, every solution passes ------------------------------------------------
+
+def _stub_as_committed(root: Path, exercise: Exercise, folder: Path) -> Path:
+    """The stub as the last commit holds it, written into ``folder`` (a learner who solved the exercise has
+    changed the working file); the working file itself outside a git checkout."""
+    from grader import workspace
+
+    path = root / exercise.learner_file
+    target = folder / path.name
+    try:
+        target.write_bytes(workspace.pristine(path))
+    except workspace.WorkspaceError:
+        target.write_bytes(path.read_bytes())
+    return target
+
+
+def _said(run) -> list[str]:
+    return [c.message for c in run.checks if c.failed] + ([run.fatal] if run.fatal else [])
+
+
+def grading_problems(root: Path, exercises: list[Exercise], report=None) -> list[str]:
+    """Grades the stub and the solution of each of ``exercises`` in Triton's interpreter: the stub must fail
+    with "not implemented yet" first, the solution must pass. One sentence per file that does not;
+    ``report(line)`` hears each verdict as it comes."""
+    import tempfile
+
+    from grader import isolation
+
+    found = []
+    with tempfile.TemporaryDirectory(prefix="check-course-") as scratch:
+        for exercise in exercises:
+            stub = _stub_as_committed(Path(root), exercise, Path(scratch))
+            run = isolation.run_checks(exercise, stub, seed=GRADING_SEED, interpreter=True)
+            said = _said(run)
+            stub_fails = not run.passed and bool(said) and said[0].startswith(STUB_SENTENCE)
+            if run.passed:
+                found.append(f"the stub {exercise.learner_file} passes `grade exercise {exercise.number}`: a stub "
+                             f"leaves the kernel to the learner and raises NotImplementedError(\"{STUB_SENTENCE}: "
+                             "...\") where the launch goes")
+            elif not stub_fails:
+                found.append(f"the stub {exercise.learner_file} fails, but its first failure does not say "
+                             f"\"{STUB_SENTENCE}\" ({said[0] if said else 'no failure message'}): raise "
+                             f"NotImplementedError(\"{STUB_SENTENCE}: ...\") where the launch goes")
+            solution = Path(root) / exercise.solution_file
+            run = isolation.run_checks(exercise, solution, seed=GRADING_SEED, interpreter=True)
+            if not run.passed:
+                found.append(f"the solution {exercise.solution_file} fails `grade exercise {exercise.number} --from "
+                             f"{exercise.solution_file}` in the interpreter: {(_said(run) or ['no message'])[0]}")
+            if report is not None:
+                report(f"exercise {exercise.number}: the stub {'fails' if stub_fails else 'does NOT fail'} with "
+                       f"\"{STUB_SENTENCE}\", the solution {'passes' if run.passed else 'does NOT pass'}")
     return found

@@ -23,6 +23,7 @@ ENTRY_POINTS = (
     "grader.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child
     "grader.show.command",
     "hostile_corpus",  # every helper there grades or stages a hostile file for grading
+    "course_copy",  # a copy of the course whose tools and tests run in Python children
     "solutions",  # a reference solution run here, in Triton's interpreter, on the exercise's sizes
     "tools.benchmarks.ex[0-9][0-9]_*",  # an exercise's GPU benchmark, run here on stand-ins: it times the solution
     "site_helpers.build_site",

@@ -1,6 +1,14 @@
-"""The hostile corpus, read and graded without ever being imported: each exercise folder's hostile/
-(grader/exercises/exNN_slug/hostile/) and the files that attack no one exercise (tests/hostile/batch,
-tests/hostile/robustness, tests/hostile/sandbox).
+"""The hostile corpus, read and graded without ever being imported: the attacks on one exercise (its
+folder's hostile/, grader/exercises/exNN_slug/hostile/), the attacks on every exercise
+(tests/hostile/every_exercise/, one file each, written for every exercise whose hostile/ holds a
+carrier.py) and the files that attack no one exercise (tests/hostile/batch, tests/hostile/robustness,
+tests/hostile/sandbox).
+
+An attack on every exercise is written as a submission of exercise N from three parts: the attack
+(its constants, its `graded_function`), tests/hostile/every_exercise/launch.py (the kernels an attack
+launches) and exercise N's carrier.py (the answer computed with torch and numpy, the wrong kernel, and
+what else the exercise's file defines), then one line that names `graded_function` as the exercise's
+function. Its constants may say `{WRONG_KERNEL}`: the carrier's WRONG_KERNEL fills it in.
 
 Every file declares what it does and what a sound grader must do with it in module-level
 constants (tests/hostile/README.md). This module reads those constants from the file's syntax
@@ -27,6 +35,11 @@ from grader import catalogue
 
 ROOT = catalogue.ROOT
 HOSTILE = Path(__file__).resolve().parent / "hostile"
+#: The attacks that apply to every exercise with a carrier, and what each of them may launch.
+EVERY_EXERCISE = HOSTILE / "every_exercise"
+LAUNCH = EVERY_EXERCISE / "launch.py"
+#: The file of an exercise's hostile/ that makes the attacks on every exercise into its submissions.
+CARRIER = "carrier.py"
 #: The exercises whose folders hold hostile files, by the short name their ids use ("ex03/forge_events").
 EXERCISE_FOLDERS = {f"ex{e.number:02d}": e.number for e in catalogue.EXERCISES if e.hostile_dir.is_dir()}
 #: One check per exercise that every wrong kernel of the corpus fails: a ragged tail past one block
@@ -52,6 +65,10 @@ COURSE_FOLDERS = ("grader", "solutions", "exercises", "tests/hostile")
 class HostileFile:
     path: Path
     meta: dict
+    #: The exercise it attacks (None: exercise 1, the exercise of batch/, robustness/ and sandbox/).
+    number: int | None = None
+    #: For an attack on every exercise, the exercise's carrier.py its submission is written with.
+    carrier: Path | None = None
 
     @property
     def id(self) -> str:
@@ -59,14 +76,12 @@ class HostileFile:
 
     @property
     def folder(self) -> str:
-        """"ex03" for grader/exercises/ex03_softmax/hostile/, else the folder under tests/hostile/."""
-        if self.path.parent.name == "hostile" and self.path.parent.parent.parent.name == "exercises":
-            return self.path.parent.parent.name[:4]
-        return self.path.parent.name
+        """"ex03" for an attack on exercise 3, else the folder under tests/hostile/."""
+        return f"ex{self.number:02d}" if self.number else self.path.parent.name
 
     @property
     def exercise(self) -> int:
-        return EXERCISE_FOLDERS.get(self.folder, 1)
+        return self.number or 1
 
     @property
     def kind(self) -> str:
@@ -79,6 +94,28 @@ class HostileFile:
     @property
     def static_flags(self) -> tuple[str, ...]:
         return tuple(self.meta.get("STATIC_FLAGS", ()))
+
+    def source(self) -> bytes:
+        """The submission: the file itself, or the attack written for its exercise (module docstring)."""
+        if self.carrier is None:
+            return self.path.read_bytes()
+        parts = [self.path.read_text(encoding="utf-8")]
+        for part in (LAUNCH, self.carrier):
+            parts.append(f"# --- {part.relative_to(ROOT).as_posix()} ---\n\n{part.read_text(encoding='utf-8')}")
+        function = catalogue.get(self.exercise).function
+        return ("\n\n".join(parts) + f"\n\n{function} = graded_function\n").encode()
+
+    def copy_into(self, folder: Path, name: str | None = None, *, replace: tuple[str, str] | None = None) -> Path:
+        """The submission written into ``folder`` (one line replaced, when a test shrinks a constant)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / (name or self.path.name)
+        data = self.source()
+        if replace is not None:
+            old, new = (s.encode() for s in replace)
+            assert old in data, f"{self.id} no longer holds {replace[0]!r}"
+            data = data.replace(old, new, 1)
+        target.write_bytes(data)
+        return target
 
 
 def metadata(path: Path) -> dict:
@@ -106,27 +143,40 @@ def _arithmetic(node: ast.AST) -> bool:
         isinstance(n.value, (int, float)) for n in ast.walk(node) if isinstance(n, ast.Constant))
 
 
+def _filled(meta: dict, carrier: Path) -> dict:
+    """An attack's constants with the carrier's WRONG_KERNEL in place of `{WRONG_KERNEL}`."""
+    wrong_kernel = metadata(carrier)["WRONG_KERNEL"]
+    return {name: value.replace("{WRONG_KERNEL}", wrong_kernel) if isinstance(value, str) else value
+            for name, value in meta.items()}
+
+
 def corpus() -> list[HostileFile]:
-    """Every file of the corpus, in a fixed order (exercise folders, then batch, robustness, sandbox)."""
+    """Every file of the corpus, in a fixed order (exercises, each by attack name, then batch, robustness,
+    sandbox)."""
+    attacks = sorted(p for p in EVERY_EXERCISE.glob("*.py") if p != LAUNCH)
     files = []
     for number in EXERCISE_FOLDERS.values():
-        files += [HostileFile(p, metadata(p)) for p in sorted(catalogue.get(number).hostile_dir.glob("*.py"))]
+        folder = catalogue.get(number).hostile_dir
+        carrier = folder / CARRIER
+        mine = [HostileFile(p, metadata(p), number) for p in folder.glob("*.py") if p.name != CARRIER]
+        if carrier.is_file():
+            mine += [HostileFile(p, _filled(metadata(p), carrier), number, carrier) for p in attacks]
+        files += sorted(mine, key=lambda f: f.path.stem)
     for folder in ("batch", "robustness", "sandbox"):
         files += [HostileFile(p, metadata(p)) for p in sorted((HOSTILE / folder).glob("*.py"))]
     return files
 
 
-def copy_into(source: Path, folder: Path, name: str | None = None, *, replace: tuple[str, str] | None = None) -> Path:
-    """A byte-for-byte copy of ``source`` in ``folder`` (one line replaced, when a test shrinks a constant)."""
+def one(hostile_id: str) -> HostileFile:
+    """The file of the corpus with this id ("ex01/thread")."""
+    return next(f for f in corpus() if f.id == hostile_id)
+
+
+def copy_into(source: Path, folder: Path, name: str | None = None) -> Path:
+    """A byte-for-byte copy of a course file (a classmate's) in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / (name or source.name)
-    if replace is None:
-        shutil.copyfile(source, target)
-    else:
-        data = source.read_bytes()
-        old, new = (s.encode() for s in replace)
-        assert old in data, f"{source.name} no longer holds {replace[0]!r}"
-        target.write_bytes(data.replace(old, new, 1))
+    shutil.copyfile(source, target)
     return target
 
 

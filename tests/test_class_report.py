@@ -15,6 +15,7 @@ import pytest
 from grader import batch, catalogue, class_report, class_scoring, cli
 from grader.catalogue import CatalogueError, Grading
 from grader.results import CheckRecord, PerformanceRecord, RunResult
+from tests import hostile_corpus
 from tests import site_helpers as helpers
 
 EX1 = catalogue.get(1)
@@ -295,7 +296,7 @@ def a_class(tmp_path_factory):
     shutil.copy(EX1.wrong_dir / "no_tail_mask.py", folder / "cleo.py")
     shutil.copy(EX1.wrong_dir / "no_tail_mask.py", folder / "dan.py")
     shutil.copy(EX1.wrong_dir / "reads_x_twice.py", folder / "eve.py")
-    shutil.copy(EX1.hostile_dir / "thread.py", folder / "fay.py")
+    hostile_corpus.one("ex01/thread").copy_into(folder, "fay.py")  # the work in a thread: refused
     (folder / "gus.py").write_text("def add(x, y)\n    return x + y\n")
     out, report = root / "out", root / "report.html"
     with pytest.MonkeyPatch.context() as patch:

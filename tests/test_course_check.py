@@ -70,6 +70,15 @@ TEMPLATE_MANIFEST = catalogue.tomllib.loads(new_exercise.rendered(
 
 
 
+def _strip_docstring(path: Path) -> None:
+    """The module without its docstring (the solution's commentary), everything else as it was."""
+    import ast
+
+    source = path.read_text()
+    end = ast.parse(source).body[0].end_lineno
+    path.write_text("\n".join(source.splitlines()[end:]) + "\n")
+
+
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{old!r} is not in {path}"
@@ -89,6 +98,8 @@ BREAKAGES = {
     "stub-function": (lambda root: _rename_function(root / EX3.learner_file, "softmax", "soft_max"),
                       ["stub exercises/ex03_softmax.py does not define `softmax`", f"`function` of {MANIFEST3}"]),
     "solution": (lambda root: (root / EX3.solution_file).unlink(), ["solution solutions/ex03_softmax.py is missing"]),
+    "solution-commentary": (lambda root: _strip_docstring(root / EX3.solution_file),
+                            ["solution solutions/ex03_softmax.py has no module docstring", "grade solution 3"]),
     "spec": (lambda root: (root / "grader/exercises/ex03_softmax/spec.py").unlink(),
              ["spec grader/exercises/ex03_softmax/spec.py is missing"]),
     "byte-model": (lambda root: _rename_function(root / "grader/exercises/ex03_softmax/spec.py", "minimum_bytes", "bytes"),

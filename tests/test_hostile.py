@@ -218,7 +218,7 @@ ATTACKERS = {f"{f.path.stem}.py": f for f in BATCH_FILES}
 def _class_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "class"
     for name, hostile in ATTACKERS.items():
-        copy_into(hostile.path, folder, name)
+        hostile.copy_into(folder, name)
     for name, source in HONEST.items():
         copy_into(source, folder, name)
     return folder
@@ -336,7 +336,7 @@ def test_batch_attacks_run_in_the_sandbox_and_change_nothing(tmp_path, processes
 
 @pytest.mark.parametrize("hostile", STATIC_REJECTED, ids=_ids(STATIC_REJECTED))
 def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_path, processes):
-    path = copy_into(hostile.path, tmp_path / "submission")
+    path = hostile.copy_into(tmp_path / "submission")
     started = time.monotonic()
     run = _grade(hostile, path, strict=True)
     assert time.monotonic() - started < 5, "the static check runs before any process starts"
@@ -369,7 +369,7 @@ def test_grade_batch_refuses_every_way_around_a_deny_list(tmp_path, processes):
     assert len(AROUND_A_DENY_LIST) >= 15
     for number in sorted({f.exercise for f in AROUND_A_DENY_LIST}):
         files = [f for f in AROUND_A_DENY_LIST if f.exercise == number]
-        paths = [copy_into(f.path, tmp_path / f"class{number}", f"{f.path.stem}.py") for f in files]
+        paths = [f.copy_into(tmp_path / f"class{number}", f"{f.path.stem}.py") for f in files]
         started = time.monotonic()
         graded = batch.grade_all(paths, catalogue.get(number), seed=SEED, interpreter=True,
                                  select=ONE_CHECK[number], strict=True, file_timeout=FILE_CLOCK)
@@ -388,7 +388,7 @@ def test_grade_batch_refuses_every_way_around_a_deny_list(tmp_path, processes):
 
 @pytest.mark.parametrize("hostile", _cases(WRONG_UNDERNEATH, _one_per_kind(WRONG_UNDERNEATH)))
 def test_a_wrong_kernel_fails_the_judges_comparison_whatever_the_file_forges(hostile, tmp_path, processes):
-    path = copy_into(hostile.path, tmp_path / "submission")
+    path = hostile.copy_into(tmp_path / "submission")
     before_file, before_course = digest(path), course_digest()
     run = _grade(hostile, path)
     counted = _counted(run)
@@ -408,7 +408,7 @@ def test_a_wrong_kernel_fails_the_judges_comparison_whatever_the_file_forges(hos
 
 @pytest.mark.parametrize("hostile", _cases(UNNAMED_OUTSIDE_WATCH, [f for f in UNNAMED_OUTSIDE_WATCH if f.exercise == 1]))
 def test_work_hidden_in_a_triton_callback_is_caught_in_grade_exercise(hostile, tmp_path, processes):
-    path = copy_into(hostile.path, tmp_path / "submission")
+    path = hostile.copy_into(tmp_path / "submission")
     assert static_check.findings(static_check.read_source(path)) == []  # nothing to name: only running tells
     run = _grade(hostile, path)
     counted = _counted(run)
@@ -442,7 +442,7 @@ ROBUSTNESS = {
 @pytest.mark.parametrize("hostile", ROBUSTNESS_FILES, ids=_ids(ROBUSTNESS_FILES))
 def test_a_robustness_file_is_graded_right_within_its_clock(hostile, tmp_path, processes):
     must_pass, sentence, shrink = ROBUSTNESS[hostile.path.stem]
-    path = copy_into(hostile.path, tmp_path / "submission", replace=shrink)
+    path = hostile.copy_into(tmp_path / "submission", replace=shrink)
     wall = hostile.meta["WALL_SECONDS"]
     started = time.monotonic()
     # The import's clock is the check's (at most 60 s): a short one where the import never ends.
@@ -505,7 +505,7 @@ def test_a_sandbox_escape_finds_nothing_and_leaves_nothing(hostile, tmp_path, pr
     for name, value in PLANTED_SECRETS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("GRADE_SANDBOX_MEMORY_GIB", "2")  # memory_past_limit asks for 4
-    path = copy_into(hostile.path, tmp_path / "submission")
+    path = hostile.copy_into(tmp_path / "submission")
     before_file, before_course, before_shared = digest(path), course_digest(), _left_in_shared_places()
     run = _grade(hostile, path)
     said = _said(run)

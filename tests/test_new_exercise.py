@@ -2,58 +2,36 @@
 course, `python -m tools.new_exercise` writes them from the template and no other file is edited; the
 solution passes `grade exercise N` in Triton's interpreter; `grade check-course` refuses the exercise
 while the template's text is in place, and passes once it is the exercise's own (and the traffic table
-has its row)."""
+has its row); then `grade check-course --grade N` proves its stub fails and its solution passes, and the
+course's tests that read the catalogue pass with the new exercise among the others."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from grader import catalogue
+from tests import course_copy
+from tests.course_copy import run
 
 ROOT = catalogue.ROOT
-#: What a course needs for check-course and grading (learner files of the course's own tests left out).
-PARTS = ("grader", "exercises", "solutions", "docs/exercises", "docs/chapters", "docs/assets/traffic-table.txt",
-         "tools/__init__.py", "tools/new_exercise.py", "tools/exercise_template")
-
-
-def copy_course(target: Path) -> Path:
-    for part in PARTS:
-        source = ROOT / part
-        if source.is_dir():
-            shutil.copytree(source, target / part,
-                            ignore=shutil.ignore_patterns("__pycache__", "wrong", "natural", "hostile"))
-        else:
-            (target / part).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / part)
-    (target / "docs" / "measurements").mkdir(parents=True)
-    for exercise in catalogue.EXERCISES:
-        if exercise.floor_measurement:
-            shutil.copy2(ROOT / exercise.floor_measurement[0], target / exercise.floor_measurement[0])
-    return target
+#: The course's tests that find every exercise through the catalogue (none names an exercise it needs):
+#: a new exercise must pass them as the others do.
+CATALOGUE_TESTS = ("tests/test_course.py", "tests/test_catalogue.py", "tests/test_natural.py", "tests/test_bench.py",
+                   "tests/test_course_check.py")
 
 
 def digests(root: Path) -> dict[str, str]:
     return {path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in root.rglob("*") if path.is_file() and "__pycache__" not in path.parts}
-
-
-def run(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``python ARGS`` in the copy, importing the copy's grader and tools (never this checkout's)."""
-    env = {k: v for k, v in (env or os.environ).items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, *args], cwd=course, capture_output=True, text=True, timeout=300,
-                          env=env)
+            for path in root.rglob("*") if path.is_file() and not {"__pycache__", ".git"} & set(path.parts)}
 
 
 def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
-    course = copy_course(tmp_path / "course")
+    course = course_copy.checkout(tmp_path / "course")
     before = digests(course)
     number = len(catalogue.EXERCISES) + 1
     stem = f"ex{number:02d}_copy"
@@ -88,6 +66,19 @@ def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
     checked = run(course, "-m", "grader.cli", "check-course")
     assert checked.returncode == 0 and f"check-course: OK, {number} exercises" in checked.stdout, \
         checked.stdout + checked.stderr
+
+    course_copy.commit(course, f"exercise {number}")  # its stub as committed is what the tests grade
+    graded = run(course, "-m", "grader.cli", "check-course", "--grade", str(number), env=env, timeout=900)
+    said = " ".join(graded.stdout.split())
+    assert graded.returncode == 0 and "every stub fails and every solution passes (1 graded)" in said, \
+        graded.stdout + graded.stderr[-2000:]
+    # The catalogue's tests, with the new exercise's cases and the checks of the whole catalogue; the other
+    # exercises' cases are their own business (and the suite's).
+    others = " or ".join(f"ex{e.number:02d}" for e in catalogue.EXERCISES)
+    tested = course_copy.pytest(course, *CATALOGUE_TESTS, "-rA", "-k", f"ex{number:02d} or not ({others})")
+    assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-2000:]
+    for case in ("test_solution_passes", "test_stub_says_not_implemented"):
+        assert f"PASSED tests/test_course.py::{case}[ex{number:02d}]" in tested.stdout, tested.stdout[-4000:]
 
 
 def make_it_its_own(course: Path, stem: str, number: int, traffic: dict) -> None:

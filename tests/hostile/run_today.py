@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python tests/hostile/run_today.py [--jobs 2] [--only TEXT] [--out tests/hostile/TODAY.md]
                                                    [--json FILE] [--gpu] [--keep]
-    python tests/hostile/run_today.py --index    # rewrite README.md's list of files from their constants
+    PYTHONPATH=. python tests/hostile/run_today.py --index    # rewrite README.md's list of files from their constants
 
 Every file is graded in a scratch copy of the repository (``grader/`` and ``pyproject.toml`` copied
 to a fresh folder under the system's temporary folder), never in this checkout, because some
@@ -27,7 +27,6 @@ outcome), the seconds it took, and what went wrong, checked against what the fil
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import hashlib
 import json
@@ -39,11 +38,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import tokenize
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.hostile_corpus import HostileFile, corpus
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -52,58 +52,12 @@ SEED = 20261130
 CHECK_TIMEOUT = 30
 DEFAULT_WALL = 1200  # seconds for one grading run of an exercise file (slow when the machine is shared)
 BATCH_WALL = 900
-#: Each exercise folder's hostile/ (grader/exercises/exNN_slug/hostile), by the short name of its rows ("ex03").
-HOSTILE_FOLDERS = {d.name[:4]: d / "hostile" for d in sorted((ROOT / "grader" / "exercises").glob("ex[0-9][0-9]_*"))
-                   if (d / "hostile").is_dir()}
-EXERCISE_FOLDERS = {name: int(name[2:]) for name in HOSTILE_FOLDERS}
 
 
-def short(path: Path) -> str:
-    """``ex03/forge_events.py`` for an exercise folder's file, ``batch/thief.py`` for one of tests/hostile/."""
-    if path.parent.name == "hostile" and path.parent.parent.parent.name == "exercises":
-        return f"{path.parent.parent.name[:4]}/{path.name}"
-    return f"{path.parent.name}/{path.name}"
-
-
-def folder_of(path: Path) -> str:
-    return short(path).split("/")[0]
-
-
-# --- the files and what they declare ----------------------------------------------------------------
-
-def metadata(path: Path) -> dict:
-    """The module-level constants of a hostile file (read with Python's own source decoding, not imported)."""
-    with tokenize.open(path) as f:
-        tree = ast.parse(f.read(), str(path))
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name.isupper():
-                try:
-                    found[name] = ast.literal_eval(node.value)
-                except ValueError:
-                    if _arithmetic(node.value):  # e.g. STDERR_BYTES = 2 * 2**30
-                        found[name] = eval(compile(ast.Expression(node.value), str(path), "eval"), {"__builtins__": {}})
-    return found
-
-
-def _arithmetic(node: ast.AST) -> bool:
-    """Only numbers and + - * / // ** %: safe to evaluate."""
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop)
-    return all(isinstance(n, allowed) for n in ast.walk(node)) and all(
-        isinstance(n.value, (int, float)) for n in ast.walk(node) if isinstance(n, ast.Constant))
-
-
-def hostile_files(only: str | None) -> list[Path]:
-    files = []
-    for folder in HOSTILE_FOLDERS.values():
-        files += sorted(folder.glob("*.py"))
-    for folder in ("robustness", "batch"):
-        files += sorted((HERE / folder).glob("*.py"))
-    if only:
-        files = [f for f in files if only in short(f)]
-    return files
+def hostile_files(only: str | None) -> list[HostileFile]:
+    """The exercise attacks and the robustness and batch files (the sandbox files have their own test)."""
+    files = [f for f in corpus() if f.folder != "sandbox"]
+    return [f for f in files if only in f.id] if only else files
 
 
 # --- processes ----------------------------------------------------------------------------------------
@@ -280,12 +234,11 @@ def _shorten(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def run_exercise_file(path: Path, number: int, meta: dict, args) -> Outcome:
+def run_exercise_file(hostile: HostileFile, args) -> Outcome:
+    number, meta = hostile.exercise, hostile.meta
     scratch = Scratch(args.keep)
     try:
-        submission = scratch.dir / "submission" / path.name
-        submission.parent.mkdir()
-        shutil.copy(path, submission)
+        submission = hostile.copy_into(scratch.dir / "submission")
         wall = meta.get("WALL_SECONDS", args.wall)
         argv = grade_command("exercise", str(number), "--from", str(submission), "--json", "--timeout",
                              str(CHECK_TIMEOUT), "--seed", str(SEED), gpu=args.gpu)
@@ -324,11 +277,11 @@ def run_exercise_file(path: Path, number: int, meta: dict, args) -> Outcome:
         }.get(today, False)
         if today == "no_reason" and defeated:
             notes[0] = "FAILED with no sentence: " + notes[0]
-        outcome = Outcome(short(path), kind, verdict, round(run.seconds, 1), defeated,
+        outcome = Outcome(f"{hostile.id}.py", kind, verdict, round(run.seconds, 1), defeated,
                           "; ".join(notes), {"returncode": run.returncode, "peak_rss_bytes": peak,
                                              "processes_left": len(processes), "temp_left": temps})
         if today == "batch_rejects":
-            outcome = _also_in_batch(path, outcome, args)
+            outcome = _also_in_batch(submission, outcome, args)
         return outcome
     finally:
         scratch.close()
@@ -402,10 +355,10 @@ def _csv_rows(path: Path) -> dict[str, dict]:
 _ALONE: dict[str, dict] = {}
 
 
-def grade_classmates_alone(files: list[Path], args) -> None:
+def grade_classmates_alone(files: list[HostileFile], args) -> None:
     """Each classmate a batch file names, graded as the only file of its batch: the verdict it must keep."""
-    sources = sorted({source for path in files if folder_of(path) == "batch"
-                      for source in metadata(path).get("CLASS", {}).values() if source is not None})
+    sources = sorted({source for hostile in files if hostile.folder == "batch"
+                      for source in hostile.meta.get("CLASS", {}).values() if source is not None})
 
     def one(source: str) -> None:
         _ALONE[source] = run_batch({"b_alone.py": ROOT / source}, args, wall=BATCH_WALL)["rows"].get("b_alone.py", {})
@@ -416,7 +369,8 @@ def grade_classmates_alone(files: list[Path], args) -> None:
         list(pool.map(one, sources))
 
 
-def run_batch_file(path: Path, meta: dict, args) -> Outcome:
+def run_batch_file(hostile: HostileFile, args) -> Outcome:
+    path, meta = hostile.path, hostile.meta
     members = {name: (path if source is None else ROOT / source) for name, source in meta["CLASS"].items()}
     own = next(name for name, source in meta["CLASS"].items() if source is None)
     result = run_batch(members, args, wall=meta.get("WALL_SECONDS", BATCH_WALL), settle=meta.get("SETTLE_SECONDS", 2))
@@ -474,23 +428,21 @@ def run_batch_file(path: Path, meta: dict, args) -> Outcome:
         "crashes_batch": result["summary_json_is_dir"] and not result["summary_json"],
         "kills_batch": rc is not None and rc < 0 and not rows,
     }.get(today, False)
-    return Outcome(short(path), meta.get("KIND", "batch"), verdict, result["seconds"], defeated,
+    return Outcome(f"{hostile.id}.py", meta.get("KIND", "batch"), verdict, result["seconds"], defeated,
                    "; ".join(notes), {k: v for k, v in result.items() if k != "stderr_tail"})
 
 
 # --- the table ----------------------------------------------------------------------------------------------
 
-def run_one(path: Path, args) -> Outcome:
-    meta = metadata(path)
-    folder = folder_of(path)
+def run_one(hostile: HostileFile, args) -> Outcome:
     started = time.monotonic()
     try:
-        if folder == "batch":
-            outcome = run_batch_file(path, meta, args)
+        if hostile.folder == "batch":
+            outcome = run_batch_file(hostile, args)
         else:
-            outcome = run_exercise_file(path, EXERCISE_FOLDERS.get(folder, 1), meta, args)
+            outcome = run_exercise_file(hostile, args)
     except Exception as exc:  # the runner's own failure on one file: say so, go on with the others
-        outcome = Outcome(short(path), meta.get("KIND", "?"), "runner error",
+        outcome = Outcome(f"{hostile.id}.py", hostile.kind or "?", "runner error",
                           round(time.monotonic() - started, 1), False, f"{type(exc).__name__}: {exc}")
     mark = "defeated" if outcome.defeated else "NOT DEFEATED"
     print(f"{outcome.file:45s} {outcome.verdict:28s} {outcome.seconds:7.1f} s  {mark}", flush=True)
@@ -547,9 +499,9 @@ INDEX_START, INDEX_END = "<!-- files: written by run_today.py --index -->", "<!-
 def write_index(readme: Path) -> None:
     """README.md's list of files, one line each, from the constants every file declares."""
     rows = ["| file | kind | wrong underneath | attack | what a sound grader must do |", "|---|---|---|---|---|"]
-    for path in hostile_files(None):
-        meta = metadata(path)
-        cells = [f"`{short(path)}`", meta.get("KIND", "?"), "yes" if meta.get("WRONG_UNDERNEATH") else "no",
+    for hostile in hostile_files(None):
+        meta = hostile.meta
+        cells = [f"`{hostile.id}.py`", meta.get("KIND", "?"), "yes" if meta.get("WRONG_UNDERNEATH") else "no",
                  meta.get("ATTACK", ""), meta.get("REJECTED_BY", "")]
         rows.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     text = readme.read_text()

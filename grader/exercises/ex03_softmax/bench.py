@@ -1,19 +1,9 @@
 """`grade bench`'s code for this exercise: the inputs of a sweep and the PyTorch baseline it times (the
-sizes, dtype and labels are the manifest's `[bench]` table, whose `workload` names an entry here)."""
+sizes, dtype and labels are the manifest's `[bench]` table, whose `workload` names an entry here). The
+softmax family shares one: rows of random values against torch.softmax."""
 
 from __future__ import annotations
 
-import torch
+from grader.exercises._shared.softmax_bench import SOFTMAX_ROWS
 
-from grader.bench_sweep import Shape, Workload
-
-
-def _rows(shape: Shape, dtype: torch.dtype, device: str) -> tuple:
-    return (torch.randn(shape["m"], shape["n"], device=device, dtype=dtype),)
-
-
-def _softmax(x: torch.Tensor) -> torch.Tensor:
-    return torch.softmax(x, dim=-1)
-
-
-WORKLOADS = {"softmax": Workload(make_inputs=_rows, baselines={"torch": _softmax})}
+WORKLOADS = {"softmax": SOFTMAX_ROWS}

@@ -5,29 +5,15 @@ wrong place, partly from the gaps between rows. Contiguous inputs pass, so only 
 check catches it.
 """
 
-import torch
-import triton
-import triton.language as tl
+from grader.exercises._shared.variants import solution_with
+from solutions.ex03_softmax import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "ignores the row stride"
 SELECT = "strided_rows and fp32"
 
 
-@triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=-float("inf")).to(tl.float32)  # WRONG: n_cols
-    z = x - tl.max(x, axis=0)
-    num = tl.exp(z)
-    y = num / tl.sum(num, axis=0)
-    tl.store(out_ptr + row * n_cols + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
-
-def softmax(x):
-    n_rows, n_cols = x.shape
-    out = torch.empty_like(x)
-    BLOCK = triton.next_power_of_2(n_cols)
-    softmax_kernel[(n_rows,)](x, out, n_cols, BLOCK=BLOCK)
-    return out
+_wrong = solution_with(
+    "ex03_softmax",
+    ("x_ptr + row * x_row_stride + cols", "x_ptr + row * n_cols + cols"),  # WRONG: n_cols, not the stride
+)
+softmax = _wrong.softmax

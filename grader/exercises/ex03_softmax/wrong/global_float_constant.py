@@ -6,30 +6,16 @@ Python and pass it; the grader holds the interpreter to the compiler's rule, so 
 same on both machines. ``LOG2E = tl.constexpr(1.4426950408889634)`` compiles.
 """
 
-import torch
-import triton
-import triton.language as tl
+from grader.exercises._shared.variants import solution_with
+from solutions.ex03_softmax import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "Cannot access global variable LOG2E from within @jit'ed function"
 SELECT = "matches_reference and n781 and fp32"
 
-LOG2E = 1.4426950408889634
 
-
-@triton.jit
-def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    p = tl.exp2((x - tl.max(x, axis=0)) * LOG2E)
-    y = p / tl.sum(p, axis=0)
-    tl.store(out_ptr + row * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
-
-def softmax(x: torch.Tensor) -> torch.Tensor:
-    out = torch.empty_like(x)
-    BLOCK = triton.next_power_of_2(x.shape[1])
-    softmax_kernel[(x.shape[0],)](x, out, x.stride(0), out.stride(0), x.shape[1], BLOCK=BLOCK,
-                                  num_warps=min(16, max(1, BLOCK // 1024)))
-    return out
+_wrong = solution_with(
+    "ex03_softmax",
+    ("@triton.jit\ndef softmax_kernel(", "LOG2E = 1.4426950408889634\n\n\n@triton.jit\ndef softmax_kernel("),
+    ("numerator = tl.exp(z)", "numerator = tl.exp2(z * LOG2E)  # WRONG on a GPU: a plain float global"),
+)
+softmax = _wrong.softmax

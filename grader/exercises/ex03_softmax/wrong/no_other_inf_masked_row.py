@@ -6,29 +6,15 @@ max, every exp(-inf - 0) is 0 and the row comes out as zeros, which looks like a
 but is the same mistake that makes every other row too small: the grader must say so.
 """
 
-import torch
-import triton
-import triton.language as tl
+from grader.exercises._shared.variants import solution_with
+from solutions.ex03_softmax import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "This is not a special case: it has the same cause as the other rows"
 SELECT = "fully_masked_row"
 
 
-@triton.jit
-def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask).to(tl.float32)  # WRONG: masked lanes are 0
-    z = x - tl.max(x, axis=0)
-    num = tl.exp(z)
-    y = num / tl.sum(num, axis=0)
-    tl.store(out_ptr + row * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
-
-def softmax(x):
-    n_rows, n_cols = x.shape
-    out = torch.empty_like(x)
-    BLOCK = triton.next_power_of_2(n_cols)
-    softmax_kernel[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols, BLOCK=BLOCK)
-    return out
+_wrong = solution_with(
+    "ex03_softmax",
+    ('mask=mask, other=-float("inf"))', "mask=mask)  # WRONG: masked lanes load 0"),
+)
+softmax = _wrong.softmax

@@ -3,34 +3,21 @@ max, read it again for the sum of exponentials, read it a third time to write th
 answer is right; the bytes are not. In the interpreter the grader counts 3 reads of `x` where a
 fused softmax needs 1: 2.00x the minimum bytes."""
 
-import torch
-import triton
-import triton.language as tl
+from grader.exercises._shared.variants import solution_with
+from solutions.ex03_softmax import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "read `x` 3.00 times"
 SELECT = "traffic"
 
 
-@triton.jit
-def softmax_kernel(x_ptr, out_ptr, x_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    # pass 1: the max
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    row_max = tl.max(x, axis=0)
-    # pass 2: the sum (reads the row again instead of keeping it in registers)
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    denominator = tl.sum(tl.exp(x - row_max), axis=0)
-    # pass 3: the output
-    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    y = tl.exp(x - row_max) / denominator
-    tl.store(out_ptr + row * out_row_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
-
-
-def softmax(x: torch.Tensor) -> torch.Tensor:
-    n_rows, n_cols = x.shape
-    out = torch.empty_like(x)
-    BLOCK = triton.next_power_of_2(n_cols)
-    softmax_kernel[(n_rows,)](x, out, x.stride(0), out.stride(0), n_cols, BLOCK=BLOCK)
-    return out
+_wrong = solution_with(
+    "ex03_softmax",
+    ("numerator = tl.exp(z)\n    denominator = tl.sum(numerator, axis=0)\n    y = numerator / denominator",
+     "row_max = tl.max(x, axis=0)\n"
+     "    # WRONG (for speed): the row read again for the sum, and a third time for the output\n"
+     "    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float('inf')).to(tl.float32)\n"
+     "    denominator = tl.sum(tl.exp(x - row_max), axis=0)\n"
+     "    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=-float('inf')).to(tl.float32)\n"
+     "    y = tl.exp(x - row_max) / denominator"),
+)
+softmax = _wrong.softmax

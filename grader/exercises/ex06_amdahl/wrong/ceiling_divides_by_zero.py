@@ -1,31 +1,14 @@
 """Wrong: amdahl_ceiling is 1 / (1 - f) with no case for f = 1, where it divides by zero."""
 
+from grader.exercises._shared.variants import solution_with
+from solutions.ex06_amdahl import *  # noqa: F401,F403 (everything else is the solution's)
+
 EXPECTED = "return math.inf"
 SELECT = "amdahl_ceiling and f1"
 
 
-def amdahl_speedup(f, s):
-    if not 0 <= f <= 1:
-        raise ValueError(f"f = {f} must be a fraction between 0 and 1")
-    if not s > 0:
-        raise ValueError(f"s = {s} must be positive")
-    return 1.0 / ((1.0 - f) + f / s)
-
-
-def amdahl_ceiling(f):
-    if not 0 <= f <= 1:
-        raise ValueError(f"f = {f} must be a fraction between 0 and 1")
-    return 1.0 / (1.0 - f)
-
-
-def softmax_fraction(profile):
-    total = sum(row["device_time_us"] for row in profile)
-    return sum(row["device_time_us"] for row in profile if "softmax" in row["name"].lower()) / total
-
-
-def largest_operator(profile):
-    return max(profile, key=lambda row: row["device_time_us"])["name"]
-
-
-def predict_speedup(profile, softmax_speedup):
-    return amdahl_speedup(softmax_fraction(profile), softmax_speedup)
+_wrong = solution_with(
+    "ex06_amdahl",
+    ("return math.inf if f == 1 else 1.0 / (1.0 - f)", "return 1.0 / (1.0 - f)  # WRONG: f = 1 divides by zero"),
+)
+amdahl_ceiling = _wrong.amdahl_ceiling

@@ -1,33 +1,15 @@
 """Wrong: largest_operator returns the first row, as if the profile were always sorted."""
 
-import math
+from grader.exercises._shared.variants import solution_with
+from solutions.ex06_amdahl import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "that is the first row"
 SELECT = "largest_operator and mixed"
 
 
-def amdahl_speedup(f, s):
-    if not 0 <= f <= 1:
-        raise ValueError(f"f = {f} must be a fraction between 0 and 1")
-    if not s > 0:
-        raise ValueError(f"s = {s} must be positive")
-    return 1.0 / ((1.0 - f) + f / s)
-
-
-def amdahl_ceiling(f):
-    if not 0 <= f <= 1:
-        raise ValueError(f"f = {f} must be a fraction between 0 and 1")
-    return math.inf if f == 1 else 1.0 / (1.0 - f)
-
-
-def softmax_fraction(profile):
-    total = sum(row["device_time_us"] for row in profile)
-    return sum(row["device_time_us"] for row in profile if "softmax" in row["name"].lower()) / total
-
-
-def largest_operator(profile):
-    return profile[0]["name"]
-
-
-def predict_speedup(profile, softmax_speedup):
-    return amdahl_speedup(softmax_fraction(profile), softmax_speedup)
+_wrong = solution_with(
+    "ex06_amdahl",
+    ('return max(profile, key=lambda row: row["device_time_us"])["name"]',
+     'return profile[0]["name"]  # WRONG: as if the rows were sorted'),
+)
+largest_operator = _wrong.largest_operator

@@ -1,34 +1,16 @@
 """Wrong: the sped-up part is charged f · s of the old time instead of f / s, so a faster softmax
 "slows the pass down": amdahl_speedup(0.21, 1.49) returns 0.907."""
 
-import math
+from grader.exercises._shared.variants import solution_with
+from solutions.ex06_amdahl import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "did you multiply f by s"
 SELECT = "amdahl_speedup and seed"
 
 
-def amdahl_speedup(f, s):
-    if not 0 <= f <= 1:
-        raise ValueError(f"f = {f} must be a fraction between 0 and 1")
-    if not s > 0:
-        raise ValueError(f"s = {s} must be positive")
-    return 1.0 / ((1.0 - f) + f * s)
-
-
-def amdahl_ceiling(f):
-    if not 0 <= f <= 1:
-        raise ValueError(f"f = {f} must be a fraction between 0 and 1")
-    return math.inf if f == 1 else 1.0 / (1.0 - f)
-
-
-def softmax_fraction(profile):
-    total = sum(row["device_time_us"] for row in profile)
-    return sum(row["device_time_us"] for row in profile if "softmax" in row["name"].lower()) / total
-
-
-def largest_operator(profile):
-    return max(profile, key=lambda row: row["device_time_us"])["name"]
-
-
-def predict_speedup(profile, softmax_speedup):
-    return amdahl_speedup(softmax_fraction(profile), softmax_speedup)
+_wrong = solution_with(
+    "ex06_amdahl",
+    ("new_time = (1.0 - f) + f / s", "new_time = (1.0 - f) + f * s  # WRONG: f · s, not f / s"),
+)
+amdahl_speedup = _wrong.amdahl_speedup
+predict_speedup = _wrong.predict_speedup  # which calls it

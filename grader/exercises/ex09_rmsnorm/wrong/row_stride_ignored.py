@@ -1,35 +1,15 @@
 """Wrong: row r of x is looked for at r * n_cols, not r * x.stride(0). Right for contiguous x;
 when x is a view with gaps between its rows, the kernel reads the gaps (and the wrong rows)."""
 
-import torch
-import triton
-import triton.language as tl
-
-from solutions.ex09_rmsnorm import (backward_bytes, forward_bytes, forward_num_warps,  # noqa: F401
-                                    partial_count, rmsnorm_backward)
+from grader.exercises._shared.variants import solution_with
+from solutions.ex09_rmsnorm import *  # noqa: F401,F403 (everything else is the solution's)
 
 EXPECTED = "read the gaps between the rows of `x`"
 SELECT = "forward_strided and fp32"
 
 
-@triton.jit
-def rmsnorm_forward_kernel(x_ptr, w_ptr, y_ptr, rstd_ptr, x_row_stride, y_row_stride, n_cols, eps,
-                           BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)  # WRONG: x_row_stride
-    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-    tl.store(rstd_ptr + row, rstd)
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(y_ptr + row * y_row_stride + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
-
-
-def rmsnorm_forward(x: torch.Tensor, weight: torch.Tensor, eps: float):
-    n_rows, n_cols = x.shape
-    y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
-    rstd = torch.empty((n_rows,), dtype=torch.float32, device=x.device)
-    BLOCK = triton.next_power_of_2(n_cols)
-    rmsnorm_forward_kernel[(n_rows,)](x, weight, y, rstd, x.stride(0), y.stride(0), n_cols, eps, BLOCK=BLOCK,
-                                      num_warps=forward_num_warps(BLOCK, x.element_size()))
-    return y, rstd
+_wrong = solution_with(
+    "ex09_rmsnorm",
+    ("x_ptr + rows[:, None] * x_row_stride + cols[None, :]", "x_ptr + rows[:, None] * n_cols + cols[None, :]  # WRONG"),
+)
+rmsnorm_forward = _wrong.rmsnorm_forward
