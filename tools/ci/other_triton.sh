@@ -5,6 +5,7 @@
 #
 #   bash tools/ci/other_triton.sh            # the oldest claimed, read from pyproject.toml
 #   TRITON_VERSION=3.7.0 bash tools/ci/other_triton.sh
+#   bash tools/ci/other_triton.sh --durations=10   # arguments go to pytest
 #
 # The second environment is a layer over the one that runs this script, not a copy of it: a virtual
 # environment inside the course (the sandbox shows a venv that lives there, and the learner's process
@@ -18,7 +19,8 @@ cd "$(dirname "$0")/../.."
 oldest=$(sed -n 's/^ *"triton>=\([0-9.]*\),.*/\1/p' pyproject.toml)
 version=${TRITON_VERSION:-$oldest.0}
 layer=.venv-triton-$version
-base_packages=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+# Where the running environment's packages are (pure and compiled ones may live apart: one line each).
+base_packages=$(python -c 'import sysconfig; p = sysconfig.get_paths(); print("\n".join(dict.fromkeys((p["purelib"], p["platlib"]))))')
 
 if [ ! -x "$layer/bin/python" ]; then
   python -m venv --without-pip "$layer"
@@ -33,4 +35,4 @@ fi
 
 # The fixes' own tests (the whole file: about 30 s) and every solution, graded in the interpreter.
 "$layer/bin/python" -m pytest -q -n 2 -p no:cacheprovider tests/test_interpreter_fixes.py tests/test_course.py \
-  -k "test_interpreter_fixes or solution_passes"
+  -k "test_interpreter_fixes or solution_passes" "$@"
