@@ -8,7 +8,9 @@ stores the value in a 32-bit NumPy array typed ``tl.int1``, and ``TensorHandle``
 a flag such as ``HAS_BIAS`` as a plain argument is right on a GPU and fails in the interpreter.
 Triton 3.8 and 3.9 convert a bool first, into a ``np.bool_`` typed ``tl.int1``
 (triton-lang/triton#9565); `fix_bool_arguments` does the same where the interpreter's
-``_implicit_cvt`` still lacks that branch, and changes nothing elsewhere.
+``_implicit_cvt`` still lacks that branch, and changes nothing elsewhere. The check reads the source,
+not the version number: Triton 3.6.0 needs the fix, 3.8.0 and 3.9.0 do not, and any other version is
+patched or left alone by what its ``_implicit_cvt`` says.
 """
 
 from __future__ import annotations
