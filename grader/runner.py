@@ -427,10 +427,12 @@ def main(argv: list[str] | None = None) -> int:
 
         fixes = mode.prepare_interpreter()
     else:  # a GPU's compiler runs the learner's Python too, and takes arguments the interpreter would
-        from grader import device, interpreter_fixes
+        from grader import interpreter_fixes
 
         interpreter_fixes.apply_compiled()
-        device.hold_to_memory_limit()  # an emulated smaller card holds the learner's allocations too
+        from grader.device import hold_to_memory_limit
+
+        hold_to_memory_limit()  # an emulated smaller card (GRADE_DEVICE_MEMORY_GIB) holds this process too
     runner = Runner(args)
     hello = runner.import_learner()
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
