@@ -20,12 +20,12 @@ ENTRY_POINTS = (
     "grading.grade",  # tests/grading.py: grades a learner file in a sandboxed child
     "grader.isolation.run_checks",
     "grader.sandbox.start",  # the sandbox's keeper is the process a learner file runs in
-    "grader.learner_process.LearnerProcess",  # a learner file in its sandboxed process, driven by the test
     "grader.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child
     "grader.show.command",
     "hostile_corpus",  # every helper there grades or stages a hostile file for grading
     "solutions",  # a reference solution run here, in Triton's interpreter, on the exercise's sizes
     "tools.benchmarks.ex[0-9][0-9]_*",  # an exercise's GPU benchmark, run here on stand-ins: it times the solution
+    "grader.learner_process.LearnerProcess",  # a learner file in its sandboxed process, driven by the test
     "site_helpers.build_site",
     "site_helpers.start_chromium",
     "test_site.built_site",  # test_site's fixtures, imported by other site tests: the site built once
