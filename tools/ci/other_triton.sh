@@ -26,7 +26,9 @@ if [ ! -x "$layer/bin/python" ]; then
   python -m venv --without-pip "$layer"
 fi
 layer_packages=$("$layer/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo "$base_packages" > "$layer_packages/course-base-environment.pth"
+# addsitedir, not a bare path: the running environment's own .pth files (an editable install) apply too.
+while read -r folder; do echo "import site; site.addsitedir('$folder')"; done <<< "$base_packages" \
+  > "$layer_packages/course-base-environment.pth"
 if [ "$("$layer/bin/python" -c 'import triton; print(triton.__version__)' 2>/dev/null)" != "$version" ] \
    || [ ! -d "$layer_packages/triton" ]; then
   python -m pip install -q --no-deps --upgrade --target "$layer_packages" "triton==$version"
