@@ -368,6 +368,7 @@ def cmd_doctor(args, console: Console) -> int:
         fixes = interpreter_fixes.apply()
         names = {"bf16": "bf16 as on a GPU", "loop_variables": "loop variables as Triton scalars",
                  "loop_bounds": "loop bounds computed in the kernel",
+                 "bool_arguments": "plain bool arguments as the compiler takes them",
                  "constexpr_globals": "globals held to the compiler's rule",
                  "kernel_arguments": "kernel arguments held to the compiler's rule",
                  "watched_programs": "the kernel's programs watched as your code"}

@@ -147,9 +147,26 @@ def current(*, force_interpreter: bool = False) -> Device:
     device = from_properties(props, hip=bool(hip), driver=nvml_driver(index) if not hip else f"ROCm {hip}",
                              peak=nvml, memory_limit=memory_limit())
     if device.emulated:
-        # The caching allocator refuses more than this share of the card: a smaller card, as far as memory goes.
-        torch.cuda.set_per_process_memory_fraction(device.memory_bytes / device.card_memory_bytes, index)
+        hold_to_memory_limit(index)
     return device
+
+
+def hold_to_memory_limit(index: int | None = None) -> float | None:
+    """Hold torch's caching allocator on card ``index`` to `MEMORY_LIMIT_VARIABLE`'s share of it: a
+    smaller card, as far as memory goes. The judge and the learner's process both call it, so the
+    learner's allocations meet the same limit as the judge's. The fraction set, or None (no limit, or
+    one the card is not larger than)."""
+    limit = memory_limit()
+    if limit is None:
+        return None
+    import torch
+
+    index = torch.cuda.current_device() if index is None else index
+    total = int(torch.cuda.get_device_properties(index).total_memory)
+    if limit >= total:
+        return None
+    torch.cuda.set_per_process_memory_fraction(limit / total, index)
+    return limit / total
 
 
 def memory_limit(environ: dict | None = None) -> int | None:

@@ -430,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
         from grader import interpreter_fixes
 
         interpreter_fixes.apply_compiled()
+        from grader.device import hold_to_memory_limit
+
+        hold_to_memory_limit()  # an emulated smaller card (GRADE_DEVICE_MEMORY_GIB) holds this process too
     runner = Runner(args)
     hello = runner.import_learner()
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},

@@ -230,8 +230,9 @@ def limit_sentence(said: str) -> str | None:
 ALLOWED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLUMNS", "LINES", "NO_COLOR",
                            "LD_LIBRARY_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                            "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-                           # The one grader setting the learner's process reads: which interpreter fixes apply.
-                           "GRADE_INTERPRETER_FIXES"})
+                           # The grader settings the learner's process reads: which interpreter fixes apply,
+                           # and the memory of an emulated smaller card (grader.device).
+                           "GRADE_INTERPRETER_FIXES", "GRADE_DEVICE_MEMORY_GIB"})
 ALLOWED_PREFIXES = ("LC_", "TRITON_", "CUDA_", "PYTORCH_", "TORCH_", "NCCL_")
 #: Names an instructor adds with ``GRADE_SANDBOX_PASS_ENV`` (comma separated); the course's tests
 #: mark every process of a run this way to find the ones left behind.

@@ -26,6 +26,7 @@ ENTRY_POINTS = (
     "course_copy",  # a copy of the course whose tools and tests run in Python children
     "solutions",  # a reference solution run here, in Triton's interpreter, on the exercise's sizes
     "tools.benchmarks.ex[0-9][0-9]_*",  # an exercise's GPU benchmark, run here on stand-ins: it times the solution
+    "grader.learner_process.LearnerProcess",  # a learner file in its sandboxed process, driven by the test
     "site_helpers.build_site",
     "site_helpers.start_chromium",
     "test_site.built_site",  # test_site's fixtures, imported by other site tests: the site built once

@@ -78,6 +78,39 @@ def test_emulated_card_plans_with_its_limit(monkeypatch):
         device.memory_limit()
 
 
+
+def test_an_emulated_card_holds_torchs_allocator_to_its_share(monkeypatch):
+    """What the judge and the learner's process each call on a GPU, with torch's CUDA calls faked."""
+    h200 = CARDS["H200"][0]
+    held = []
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: h200)
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda share, index: held.append((share, index)))
+    monkeypatch.delenv(device.MEMORY_LIMIT_VARIABLE, raising=False)
+    assert device.hold_to_memory_limit() is None and held == []
+    monkeypatch.setenv(device.MEMORY_LIMIT_VARIABLE, "8")
+    share = device.hold_to_memory_limit()
+    assert held == [(share, 0)] and share * h200.total_memory == pytest.approx(8 * GiB)
+    monkeypatch.setenv(device.MEMORY_LIMIT_VARIABLE, "400")  # more than the card has: nothing to hold
+    assert device.hold_to_memory_limit() is None and len(held) == 1
+
+
+def test_an_emulated_card_reaches_the_learners_process(tmp_path, monkeypatch):
+    """The learner's environment is allow-listed: the emulated card's memory must be on the list, or the
+    learner's allocations would meet the whole card while the judge's meet the small one."""
+    from grader.learner_process import LearnerModule, LearnerProcess
+
+    monkeypatch.setenv(device.MEMORY_LIMIT_VARIABLE, "8")
+    learner = tmp_path / "reads_the_card.py"
+    learner.write_text("import os\n\nimport torch\n\n\n"
+                       "def card_memory(x):\n"
+                       f"    return torch.full_like(x, float(os.environ.get({device.MEMORY_LIMIT_VARIABLE!r}, '0')))\n")
+    process = LearnerProcess(learner)
+    try:
+        assert LearnerModule(process).card_memory(torch.zeros(1)).item() == 8.0
+    finally:
+        process.close()
+
 def test_nvml_missing_is_a_sentence(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` raises ImportError
     peak, why = device.read_nvml(0)

@@ -4,7 +4,7 @@
   bfloat16 rounding and exact fractions, independent of the fix), and with the outputs an H200
   recorded for the same inputs (tests/data/bf16-h200.json, written by tests/gpu_record.py);
 * loop variables are Triton scalars (``r.to(tl.int64)`` works), loop bounds may be computed in
-  the kernel (Triton 3.6 under NumPy 2.4);
+  the kernel (Triton 3.6 under NumPy 2.4), a plain ``bool`` argument reaches the kernel (Triton 3.6);
 * a kernel may read only the globals the compiler accepts (``tl.constexpr`` values, modules, jitted
   functions, dtypes): a plain float is refused with one sentence that names the line that reads it,
   the compiler's words and the fix, raised at that line;
@@ -31,6 +31,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton.runtime.interpreter import TensorHandle
 
 from grader import interpreter_fixes
 from grader.interpreter_fixes import bits, fingerprints
@@ -338,6 +339,56 @@ def test_a_plain_argument_the_compiler_cannot_specialize_is_refused_with_its_wor
         _plain_argument_kernel[(1,)](x, torch.empty_like(x), fine)
 
 
+@triton.jit
+def _flag_kernel(out_ptr, flag):
+    if flag:
+        tl.store(out_ptr, 1.0)
+    else:
+        tl.store(out_ptr, 2.0)
+
+
+def test_a_plain_bool_argument_reaches_the_kernel_as_the_compiler_gives_it():
+    """Triton 3.6's interpreter refused it (a 32-bit array typed int1); compiled, it is an i1."""
+    for flag, stored in ((True, 1.0), (False, 2.0)):
+        out = torch.zeros(1)
+        _flag_kernel[(1,)](out, flag)
+        assert out.item() == stored
+
+
+def _converts_a_bool_as_an_int(arg):  # Triton 3.6's `_implicit_cvt`, in short: its int branch takes a bool
+    if isinstance(arg, int):
+        ty = tl.str_to_ty(triton.runtime.jit.mangle_type(arg), None)
+        return tl.tensor(TensorHandle(np.array([arg], dtype=np.int32), ty), ty)
+    return arg
+
+
+def _converts_a_bool_first(arg):  # Triton 3.8's and 3.9's, in short
+    if isinstance(arg, bool):
+        return "the interpreter's own bool"
+    if isinstance(arg, int):
+        return "the interpreter's own int"
+    return arg
+
+
+def test_the_bool_fix_patches_only_an_interpreter_whose_int_branch_takes_a_bool():
+    from grader.interpreter_fixes.bool_arguments import fix_bool_arguments
+
+    old = types.ModuleType("old_interpreter")
+    old.tl, old.TensorHandle, old._implicit_cvt = tl, TensorHandle, _converts_a_bool_as_an_int
+    with pytest.raises(ValueError, match="exceeds dtype primitive_bitwidth"):
+        old._implicit_cvt(True)
+    assert fix_bool_arguments(old)
+    converted = old._implicit_cvt(True)
+    assert converted.dtype == tl.int1 and converted.handle.data.dtype == np.bool_ and bool(converted.handle.data[0])
+    assert old._implicit_cvt(7).handle.data.dtype == np.int32  # other arguments go the old way
+    assert not fix_bool_arguments(old)  # once only
+
+    new = types.ModuleType("new_interpreter")
+    new.tl, new.TensorHandle, new._implicit_cvt = tl, TensorHandle, _converts_a_bool_first
+    assert not fix_bool_arguments(new)
+    assert new._implicit_cvt is _converts_a_bool_first
+
+
 class _LooksLikeATensor(torch.Tensor):
     def data_ptr(self):  # Triton calls it inside the launch
         return super().data_ptr()
@@ -462,8 +513,8 @@ def test_unknown_interpreter_source_gets_no_fix():
     fake.InterpreterBuilder = InterpreterBuilder
     original = InterpreterBuilder.binary_op
     applied, unknown = interpreter_fixes.install(fake)
-    assert applied == {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False,
-                       "kernel_arguments": False, "watched_programs": False}
+    assert applied == {"loop_bounds": False, "bool_arguments": False, "loop_variables": False, "bf16": False,
+                       "constexpr_globals": False, "kernel_arguments": False, "watched_programs": False}
     assert "InterpreterBuilder.binary_op" in unknown
     assert InterpreterBuilder.binary_op is original
 

@@ -47,7 +47,43 @@ def input_table() -> str:
     return "\n".join(rows)
 
 
+def _and(items: list[str]) -> str:
+    """"8, 9 and 10"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def half_timed(name: str, reference: str = "H200") -> str:
+    """The exercises whose timed input is bfloat16 on ``reference`` and float16 on card ``name``: "8, 9 and 10"."""
+    numbers = []
+    for exercise in catalogue.EXERCISES:
+        here = plan.for_exercise(exercise, known_cards.card(name)).performance
+        there = plan.for_exercise(exercise, known_cards.card(reference)).performance
+        if here is not None and there is not None and (there.dtype, here.dtype) == ("bf16", "fp16"):
+            numbers.append(str(exercise.number))
+    return _and(numbers) if numbers else "none"
+
+
+def small_card_floors() -> str:
+    """Which of the described cards get the small card's floor wording, and in which exercises."""
+    found = []
+    for name in known_cards.CARDS:
+        d = known_cards.card(name)
+        numbers = [str(e.number) for e in catalogue.EXERCISES if plan.for_exercise(e, d).floor_note]
+        if numbers:
+            found.append(f"the {name} in exercise{'s' if len(numbers) > 1 else ''} {_and(numbers)}")
+    return _and(found) if found else "none of the cards above"
+
+
+def context_gib() -> str:
+    """The memory a plan leaves to the CUDA context: "1 GiB"."""
+    return f"{plan.CONTEXT_BYTES / GiB:g} GiB"
+
+
 def define_macros(env) -> None:
-    """Register `gpu_card_table()` and `gpu_input_table()` (called from docs/scripts/figures.py)."""
+    """Register `gpu_card_table()`, `gpu_input_table()`, `gpu_half_timed(card)`, `gpu_small_card_floors()` and
+    `gpu_context_gib()` (called from docs/scripts/figures.py)."""
     env.macro(card_table, "gpu_card_table")
     env.macro(input_table, "gpu_input_table")
+    env.macro(half_timed, "gpu_half_timed")
+    env.macro(small_card_floors, "gpu_small_card_floors")
+    env.macro(context_gib, "gpu_context_gib")

@@ -3,7 +3,8 @@
 Without a GPU the grader runs kernels in Triton's interpreter (``TRITON_INTERPRET=1``), which
 differs from a compiled kernel in ways that fail correct code: bf16 arithmetic on raw bits
 (`grader.interpreter_fixes.bf16`), loop bounds computed in the kernel on Triton 3.6 and loop
-variables that are Python ints (`grader.interpreter_fixes.loops`); and it passes code that does not
+variables that are Python ints (`grader.interpreter_fixes.loops`), a plain ``bool`` argument on
+Triton 3.6 (`grader.interpreter_fixes.bool_arguments`); and it passes code that does not
 compile, a kernel reading a global that is not a ``tl.constexpr``
 (`grader.interpreter_fixes.constexpr_globals`) or handed an argument the compiler would not build
 into it, such as a Python function as a constexpr (`grader.interpreter_fixes.kernel_arguments`). And
@@ -14,8 +15,8 @@ whose target source is one it knows (`grader.interpreter_fixes.fingerprints`) an
 installed; docs/grading.md lists every difference and what the grader does about it.
 
     from grader import interpreter_fixes
-    interpreter_fixes.apply()            # {"loop_bounds": ..., "loop_variables": ..., "bf16": ...,
-                                         #  "constexpr_globals": ..., "kernel_arguments": ..., "watched_programs": ...}
+    interpreter_fixes.apply()            # {"loop_bounds": ..., "bool_arguments": ..., "loop_variables": ...,
+                                         #  "bf16": ..., "constexpr_globals": ..., "kernel_arguments": ..., "watched_programs": ...}
     interpreter_fixes.bf16_trustworthy() # False: grade bf16 on a GPU only, and say so
 """
 
@@ -24,7 +25,8 @@ from __future__ import annotations
 import os
 
 from grader.interpreter_fixes import bf16 as _bf16
-from grader.interpreter_fixes import constexpr_globals, fingerprints, kernel_arguments, loops, programs
+from grader.interpreter_fixes import (bool_arguments, constexpr_globals, fingerprints, kernel_arguments, loops,
+                                     programs)
 
 #: What the loop-variable fix relies on: the rewriter compiles each kernel from our syntax tree
 #: with the interpreter's globals, and ``tl.range`` is a Python ``range`` there.
@@ -59,7 +61,8 @@ def install(interpreter) -> tuple[dict[str, bool], list[str]]:
     Returns ({fix name: installed}, [functions whose source is unknown]).
     """
     unknown: list[str] = []
-    applied = {"loop_bounds": loops.fix_loop_bounds(interpreter)}
+    applied = {"loop_bounds": loops.fix_loop_bounds(interpreter),
+               "bool_arguments": bool_arguments.fix_bool_arguments(interpreter)}
     known, missing = fingerprints.matches(interpreter, LOOP_VARIABLES_RELY_ON)
     applied["loop_variables"] = known and loops.fix_loop_variables(interpreter)
     unknown += missing
@@ -99,7 +102,8 @@ def apply() -> dict[str, bool]:
         return dict(_applied)
     interpreter = _interpreter()
     if interpreter is None or os.environ.get("GRADE_INTERPRETER_FIXES", "").lower() == "off":
-        _applied = {"loop_bounds": False, "loop_variables": False, "bf16": False, "constexpr_globals": False,
+        _applied = {"loop_bounds": False, "bool_arguments": False, "loop_variables": False, "bf16": False,
+                    "constexpr_globals": False,
                     "kernel_arguments": False, "watched_programs": False}
         return dict(_applied)
     _applied, unknown = install(interpreter)

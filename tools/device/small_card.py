@@ -1,10 +1,11 @@
-"""Every solution graded on an emulated 8 GiB card: the H200 held to 8 GiB in the judge's process.
+"""Every solution graded on an emulated 8 GiB card: the H200 held to 8 GiB in the judge's process and
+in the learner's.
 
 ``GRADE_DEVICE_MEMORY_GIB=8`` makes `grader.device.current` report 8 GiB and call
 ``torch.cuda.set_per_process_memory_fraction`` in the judge, which makes every input, reference and
 comparison: the plans (`grader.plan`) size the timed inputs for 8 GiB, and an allocation past it fails
-as it would on the card. (The learner's process gets an allow-listed environment without the variable:
-its own buffers, the outputs, are not held to the limit; the judge's sets dominate the memory.)
+as it would on the card. The variable is on the learner environment's allow-list, and the learner's
+process holds its own allocations (the outputs) to the same share (`grader.device.hold_to_memory_limit`).
 
 Without a GPU it writes the plans of the emulated card only (the H200 of `grader.known_cards` held to
 8 GiB), which is what it can check here.
