@@ -133,15 +133,22 @@ def pytest_configure(config):
     path = config.getoption("--learner-file")
     if path is None:
         return
-    import torch
-
+    from grader import mode
     from grader.learner_process import LearnerProcess
 
     session = Session(config)
     _SESSION = session
     sandbox.make_undumpable()  # the learner's process cannot read this one's memory or pipes
     sandbox.become_subreaper()  # what it leaves behind comes back here to be killed
-    gpu = not config.getoption("--interpreter") and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
+    if config.getoption("--interpreter") or os.environ.get("TRITON_INTERPRET") == "1" or mode.no_nvidia_driver():
+        # Known without torch: the learner's process starts before this one imports torch, and the two
+        # imports overlap (a grading's first result came after both, one after the other: 5.5 s of 7.4 s,
+        # docs/measurements/cpu-grading-speed.json).
+        gpu = False
+    else:
+        import torch
+
+        gpu = torch.cuda.is_available()
     session.mode = "gpu" if gpu else "interpreter"
     session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT[session.mode]
     session.timeout_given = bool(config.getoption("--check-timeout"))
@@ -164,6 +171,8 @@ def pytest_configure(config):
 
         process.twin = LearnerProcess(ROOT / "grader" / "timing_twin.py", display="grader/timing_twin.py", mode="gpu")
         process.twin.start()
+    import torch
+
     session.events.write("mode", mode=session.mode, device="cuda" if gpu else "cpu", seed=seed,
                          versions={"triton": _version("triton"), "torch": torch.__version__,
                                    "python": sys.version.split()[0]},
