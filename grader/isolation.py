@@ -20,6 +20,7 @@ this returns, also after Ctrl-C, SIGTERM or SIGHUP (the CLI turns those into exc
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select as _select
@@ -33,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader import sandbox, static_check
+from grader import prestart, sandbox, static_check
 from grader.catalogue import ROOT, Exercise
 from grader.results import CheckRecord, Kind, RunResult, apply_event
 
@@ -42,8 +43,16 @@ FILE_TIMEOUT = 900.0
 #: The longest event line the judge may send.
 MAX_EVENT_BYTES = 8 << 20
 
-_RUNNING: set[subprocess.Popen] = set()  # judges started here and not yet ended (for stop_all)
+_RUNNING: set[subprocess.Popen | prestart.Started] = set()  # judges started here and not yet ended (for stop_all)
 _RUNNING_LOCK = threading.Lock()
+#: What a judge imports before it reads anything of a grading: its template (`grader.prestart`) imports
+#: them once for every grading this process starts (2.3 s of CPU a judge on a laptop core).
+JUDGE_IMPORTS = ("torch", "pytest", "grader.harness.plugin", "grader.learner_process", "grader.checks")
+_JUDGE_TEMPLATE: list[prestart.Template] = []  # at most one, started by the first grading
+#: The environment the judge template imports with (and variables starting with LC_): torch's OpenMP
+#: reads its thread count when torch is imported.
+TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
+                                  "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE"})
 
 
 def stop_all() -> None:
@@ -99,8 +108,7 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     # Each option is one `--name=value` word, so a file named `-k.py` is a value, not an option.
     private = [f"--learner-file={path}", f"--display={display}", f"--tmp-root={tmp_root}",
                *(f"--hide={folder}" for folder in hide)]
-    command = [sys.executable, "-s", "-m", "grader.judge", str(exercise.spec_file),
-               f"--grade-seed={seed}", f"--grade-events-fd={write_fd}"]
+    command = [str(exercise.spec_file), f"--grade-seed={seed}", f"--grade-events-fd={write_fd}"]
     if interpreter:
         command.append("--interpreter")
     if check_timeout:
@@ -118,9 +126,7 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     try:
         # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
         with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
-            proc = subprocess.Popen(command, cwd=os.getcwd(), env=env, stdout=log, stderr=log,
-                                    stdin=subprocess.DEVNULL, pass_fds=(write_fd,), start_new_session=True,
-                                    preexec_fn=_judge_preexec)
+            proc = _start_judge(command, env=env, log=log.fileno(), events_fd=write_fd)
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
         os.close(write_fd)
@@ -196,6 +202,51 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     return result
 
 
+def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int
+                 ) -> subprocess.Popen | prestart.Started:
+    """The judge (`grader.judge` with ``arguments``), in a session of its own, its output to ``log``,
+    dying with this process: forked from the judge template, or started from scratch without one."""
+    template = _judge_template(env) if prestart.enabled() else None
+    if template is not None:
+        try:
+            return template.start("grader.judge:main", arguments, env=env, cwd=os.getcwd(),
+                                  fds={1: log, 2: log, events_fd: events_fd})
+        except OSError:
+            pass  # the template is gone (killed with its group?): this judge starts from scratch
+    return subprocess.Popen([sys.executable, "-s", "-m", "grader.judge", *arguments], cwd=os.getcwd(), env=env,
+                            stdout=log, stderr=log, stdin=subprocess.DEVNULL, pass_fds=(events_fd,),
+                            start_new_session=True, preexec_fn=_judge_preexec)
+
+
+def _judge_template(env: dict[str, str]) -> prestart.Template:
+    with _RUNNING_LOCK:
+        if not _JUDGE_TEMPLATE or not _JUDGE_TEMPLATE[0].alive():
+            # What the imports read, and nothing of a grading: each judge gets its run's environment when it
+            # starts (Linux's /proc shows the template's to other processes, which find no grading's in it).
+            quiet = {k: v for k, v in env.items() if k in TEMPLATE_ENVIRONMENT or k.startswith("LC_")}
+            if not _JUDGE_TEMPLATE:
+                atexit.register(close_templates)
+            _JUDGE_TEMPLATE[:] = [prestart.Template(list(JUDGE_IMPORTS), env=quiet, preexec_fn=_template_preexec)]
+        return _JUDGE_TEMPLATE[0]
+
+
+def close_templates() -> None:
+    """End the judge template once the judges it started have ended (at exit; a measurement's end)."""
+    with _RUNNING_LOCK:
+        templates, _JUDGE_TEMPLATE[:] = list(_JUDGE_TEMPLATE), []
+    for template in templates:
+        template.close()
+
+
+
+def _template_preexec() -> None:
+    """In a template, before it starts: it dies with this process (SIGKILL: it runs nothing of its own)."""
+    import ctypes
+
+    sandbox._libc.prctl(ctypes.c_int(sandbox.PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+
+
 def _parses(source: str) -> bool:
     import ast
 
@@ -215,7 +266,7 @@ def _judge_preexec() -> None:
                         ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
 
 
-def _end(proc: subprocess.Popen, grace: float = 5.0) -> None:
+def _end(proc: subprocess.Popen | prestart.Started, grace: float = 5.0) -> None:
     """The judge and its process group, gone: a moment to finish, then SIGTERM, then SIGKILL."""
     try:
         if proc.poll() is None and grace:
