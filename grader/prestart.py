@@ -38,6 +38,10 @@ from pathlib import Path
 
 #: The most descriptors one request passes.
 MAX_FDS = 16
+#: Bytes a template keeps on its command line and in its environment for those of the processes it starts
+#: (`retitle`): a keeper's command line names the runner's, its environment holds the sandbox's settings.
+ROOM = {"argv": 8 << 10, "env": 48 << 10}
+ROOM_VARIABLE = "GRADE_PRESTART_ROOM"
 #: The longest request (its settings as JSON).
 MAX_REQUEST = 1 << 20
 
@@ -100,13 +104,14 @@ class Started:
 class Template:
     """A template process (``imports`` done, ``env`` its environment) and the socket to ask it."""
 
-    def __init__(self, imports: list[str], *, env: dict[str, str], preexec_fn=None):
+    def __init__(self, imports: list[str], *, env: dict[str, str], cwd: str | None = None, preexec_fn=None):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.imports = list(imports)
         self._socket = ours
         self.proc: subprocess.Popen | None = subprocess.Popen(
-            [sys.executable, "-s", "-m", "grader.prestart", str(theirs.fileno()), *imports], env=env,
-            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec_fn)
+            [sys.executable, "-s", "-m", "grader.prestart", str(theirs.fileno()), *imports, "#" * ROOM["argv"]],
+            env={**env, ROOM_VARIABLE: "#" * ROOM["env"]}, cwd=cwd, pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=preexec_fn)
         theirs.close()
 
     @classmethod
@@ -128,14 +133,17 @@ class Template:
               fds: dict[int, int]) -> Started:
         """Start ``entry`` (``"module:function"``, called with ``argv``, its return value the exit status)
         with ``env`` in ``cwd``; ``fds`` maps each descriptor number it gets to one of ours (0, 1 and 2
-        included: those it is not given are /dev/null)."""
+        included: those it is not given are /dev/null). Its command line in /proc reads
+        ``python -s -m MODULE ARGV...``, as if it had been started so."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             socket.send_fds(self._socket, [b"start"], [theirs.fileno()])
         finally:
             theirs.close()
         targets = sorted(fds)
-        settings = json.dumps({"entry": entry, "argv": argv, "env": env, "cwd": cwd, "targets": targets}).encode()
+        title = [sys.executable, "-s", "-m", entry.split(":")[0], *argv]
+        settings = json.dumps({"entry": entry, "argv": argv, "env": env, "cwd": cwd, "targets": targets,
+                               "title": title}).encode()
         socket.send_fds(ours, [settings], [fds[t] for t in targets])
         ready, _, _ = select.select([ours], [], [], 30)
         reply = ours.recv(64) if ready else b""
@@ -276,6 +284,7 @@ def _started(settings: dict, fds: list[int]) -> None:
                     pass
         os.environ.clear()
         os.environ.update(settings["env"])
+        retitle(settings["title"], os.environ)
         os.chdir(settings["cwd"])
         if os.environ.get("PYTHONFAULTHANDLER"):
             import faulthandler
@@ -300,8 +309,27 @@ def _started(settings: dict, fds: list[int]) -> None:
             os._exit(code)
 
 
+def retitle(argv: list[str], env: dict[str, str]) -> bool:
+    """Show ``argv`` and ``env`` in /proc/self/cmdline and /proc/self/environ, which show what the process
+    was started with (the template's), as an exec would: written over the template's own, which kept
+    room for them (`ROOM`). Nothing reads them here (Python copied both when it started, and the C
+    library's environment was rebuilt from ``os.environ``). False, and nothing written, where one
+    does not fit."""
+    import ctypes
+
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    arg_start, arg_end, env_start, env_end = (int(v) for v in fields[45:49])  # fields 48-51 of proc(5)
+    texts = [(arg_start, arg_end, b"".join(a.encode(errors="surrogateescape") + b"\0" for a in argv)),
+             (env_start, env_end, b"".join(f"{k}={v}".encode(errors="surrogateescape") + b"\0" for k, v in env.items()))]
+    if any(len(text) > end - start for start, end, text in texts):
+        return False
+    for start, end, text in texts:
+        ctypes.memmove(start, text + b"\0" * (end - start - len(text)), end - start)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("#")]  # the room left
     listening = socket.socket(fileno=int(argv[0]))
     from grader import sandbox
 
