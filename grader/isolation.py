@@ -56,6 +56,7 @@ TEMPLATE_IMPORTS = {
 }
 _TEMPLATES: dict[str, prestart.Template] = {}  # by role, each started by the first grading that needs it
 _TEMPLATE_HOMES: dict[str, str] = {}  # the folder each runs in (the learner's: its HOME and caches)
+_JUDGES_STARTED = [0]  # by this process: templates serve the second grading and later ones
 #: The environment the judge template imports with (and variables starting with LC_): torch's OpenMP
 #: reads its thread count when torch is imported.
 TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
@@ -216,8 +217,12 @@ def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_
     """The judge (`grader.judge` with ``arguments``), in a session of its own, its output to ``log``,
     dying with this process: forked from the judge template, or started from scratch without one. In
     the interpreter it is also given the learner's template, which its sandbox forks the learner's
-    processes from (`grader.sandbox.start`)."""
-    if prestart.enabled():
+    processes from (`grader.sandbox.start`). A process's first grading starts its processes from scratch:
+    a template's imports cost what they save once, so they only pay in a process that grades again."""
+    with _RUNNING_LOCK:
+        _JUDGES_STARTED[0] += 1
+        again = _JUDGES_STARTED[0] > 1
+    if again and prestart.enabled():
         judges = _template("judge", env)
         fds = {1: log, 2: log, events_fd: events_fd}
         learners = _template("learner", env) if interpreter else None
