@@ -18,19 +18,31 @@ start of every check, so tensors of one check stay valid while it runs.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 ALIGN = 256  # bytes: the alignment torch's own allocator gives a tensor
+#: The dtypes a tensor description may name (torch's names without the ``torch.`` prefix).
+DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
-DTYPES = {
-    "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
-    "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
-    "bool": torch.bool,
-}
-NAMES = {dtype: name for name, dtype in DTYPES.items()}
+
+@functools.cache
+def dtypes() -> dict[str, "torch.dtype"]:
+    """``{name: torch dtype}`` of `DTYPE_NAMES`. Torch is imported on first use, not with this module: the
+    judge creates the arenas and starts the learner's process before its own torch import (about 2 s of
+    CPU), so that the two processes import torch at the same time."""
+    import torch
+
+    return {name: getattr(torch, name) for name in DTYPE_NAMES}
+
+
+def dtype_name(dtype: "torch.dtype") -> str:
+    return next((name for name, known in dtypes().items() if known == dtype), str(dtype))
 
 
 class ArenaFull(Exception):
@@ -48,8 +60,14 @@ class Arena:
         self.fd = fd
         self.name = name
         self._map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        self.bytes = torch.frombuffer(self._map, dtype=torch.uint8, count=size)
         self.used = 0
+
+    @functools.cached_property
+    def bytes(self) -> "torch.Tensor":
+        """The whole arena as a tensor of bytes (made on first use: see `dtypes`)."""
+        import torch
+
+        return torch.frombuffer(self._map, dtype=torch.uint8, count=self.size)
 
     def reset(self) -> None:
         self.used = 0
@@ -65,16 +83,15 @@ class Arena:
 
     def empty(self, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """A 1-D tensor of ``numel`` elements inside the arena (contents undefined)."""
-        itemsize = torch.empty((), dtype=dtype).element_size()
-        offset = self.allocate(numel * itemsize)
+        offset = self.allocate(numel * dtype.itemsize)
         return self.view(offset, numel, dtype)
 
     def view(self, offset: int, numel: int, dtype: torch.dtype) -> torch.Tensor:
         """The arena's bytes [offset, offset + numel * itemsize) as a 1-D tensor of ``dtype``."""
-        itemsize = torch.empty((), dtype=dtype).element_size()
+        itemsize = dtype.itemsize
         end = offset + numel * itemsize
         if offset < 0 or numel < 0 or end > self.size or offset % itemsize:
-            raise ValueError(f"bytes {offset}..{end} are not a valid {NAMES.get(dtype, dtype)} region of the "
+            raise ValueError(f"bytes {offset}..{end} are not a valid {dtype_name(dtype)} region of the "
                              f"{self.name} arena ({self.size} bytes)")
         return self.bytes[offset:end].view(dtype)
 
@@ -107,7 +124,7 @@ def describe(tensor: torch.Tensor, arena_name: str, buffer_offset: int, buffer_n
         "arena": arena_name,
         "offset": buffer_offset,
         "numel": buffer_numel,
-        "dtype": NAMES.get(tensor.dtype, str(tensor.dtype)),
+        "dtype": dtype_name(tensor.dtype),
         "shape": list(tensor.shape),
         "stride": list(tensor.stride()),
         "storage_offset": storage_offset,
@@ -120,7 +137,7 @@ def materialize(desc: dict, arenas: dict[str, Arena]) -> tuple[torch.Tensor, tor
     """(buffer, view) for a ``$tensor`` description, every field checked against the arena."""
     try:
         arena = arenas[desc["arena"]]
-        dtype = DTYPES[desc["dtype"]]
+        dtype = dtypes()[desc["dtype"]]
         offset, numel = int(desc["offset"]), int(desc["numel"])
         shape = [int(s) for s in desc["shape"]]
         stride = [int(s) for s in desc["stride"]]

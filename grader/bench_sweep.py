@@ -28,12 +28,29 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable
 
 from grader import catalogue
 from grader.results import Kind
+
+if TYPE_CHECKING:
+    import torch
+
+# Torch is imported by the functions that use it, not with this module: without a GPU, `grade bench`
+# says so before anything imports torch (2.8 s for that sentence before, most of it torch's import;
+# docs/measurements/cpu-grading-speed.json).
+
+
+def _float32() -> "torch.dtype":
+    import torch
+
+    return torch.float32
+
+
+def _tolerances() -> dict:
+    import torch
+
+    return {torch.float32: (1e-4, 1e-4), torch.float16: (2e-3, 1e-2), torch.bfloat16: (1e-2, 3e-2)}
 
 # --- what to sweep, per exercise ----------------------------------------------------------------
 
@@ -59,10 +76,9 @@ class BenchConfig:
     metric: str = "gbps"
     #: ``flops(shape) -> float`` where metric == "tflops".
     flops: Callable[[Shape], float] | None = None
-    dtype: torch.dtype = torch.float32
+    dtype: torch.dtype = field(default_factory=_float32)
     #: What one element of the output is compared with (abs, rel) against the first baseline.
-    tolerance: dict = field(default_factory=lambda: {torch.float32: (1e-4, 1e-4), torch.float16: (2e-3, 1e-2),
-                                                     torch.bfloat16: (1e-2, 3e-2)})
+    tolerance: dict = field(default_factory=_tolerances)
     #: A sentence under the table.
     note: str = ""
     #: Picks the tensor to check from what the learner's function returns (exercise 9's forward
@@ -105,14 +121,15 @@ def workload_of(exercise: catalogue.Exercise) -> Workload | None:
     return getattr(module, "WORKLOADS", {}).get(exercise.bench.workload)
 
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+#: The element types a manifest's ``[bench] dtype`` may name (torch's names).
+DTYPE_NAMES = ("float32", "float16", "bfloat16")
 
 
 def config_of(exercise: catalogue.Exercise) -> BenchConfig:
     """The sweep of ``exercise``: its manifest's ``[bench]`` with the code of the workload it names."""
     bench = exercise.bench
     if bench is None:
-        raise BenchUnavailable(f"no bench for exercise {exercise.number}: {exercise.bench_unavailable}")
+        raise no_bench(exercise)
     workload = workload_of(exercise)
     if workload is None:
         raise BenchUnavailable(f"no bench for exercise {exercise.number}: its manifest names the workload "
@@ -121,8 +138,16 @@ def config_of(exercise: catalogue.Exercise) -> BenchConfig:
     return BenchConfig(sizes=tuple(dict(size) for size in bench.sizes), make_inputs=workload.make_inputs,
                        baselines=dict(workload.baselines), x_key=bench.x_key, x_label=bench.x_label,
                        compile=bench.compile, metric=workload.metric, flops=workload.flops,
-                       dtype=DTYPES[bench.dtype], note=bench.note, output=workload.output,
+                       dtype=_dtype(bench.dtype), note=bench.note, output=workload.output,
                        copy_source=workload.copy_source, **extra)
+
+
+def _dtype(name: str) -> "torch.dtype":
+    import torch
+
+    if name not in DTYPE_NAMES:
+        raise KeyError(name)
+    return getattr(torch, name)
 
 
 KERNEL_LABELS = {"yours": "your kernel", "compile": "torch.compile", "copy": "copy (same bytes)"}
@@ -186,6 +211,8 @@ COMPARE_CHUNK = 1 << 24
 
 
 def _result_error(out: Any, expected: torch.Tensor, tolerance: tuple[float, float]) -> str | None:
+    import torch
+
     if not isinstance(out, torch.Tensor):
         return f"your function returned {type(out).__name__}, not a tensor"
     if out.shape != expected.shape:
@@ -207,6 +234,8 @@ def _result_error(out: Any, expected: torch.Tensor, tolerance: tuple[float, floa
 
 def _describe(exc: BaseException) -> tuple[str, bool]:
     """A sentence for an exception and whether the CUDA context is lost (nothing more can run)."""
+    import torch
+
     from grader.failures import describe_exception
 
     if isinstance(exc, torch.cuda.OutOfMemoryError):
@@ -225,6 +254,8 @@ def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time
     ``"tflops"`` for attention, or ``"error"`` (a sentence) when the kernel could not be timed.
     ``learner_fn`` None means the learner's file did not import (``learner_error`` says why).
     """
+    import torch
+
     dtype = dtype or config.dtype
     element_size = torch.empty((), dtype=dtype).element_size()
     first_baseline = next(iter(config.baselines))
@@ -316,6 +347,7 @@ def sweep(config: BenchConfig, learner_fn: Callable | None, *, device: str, time
 def _compiled(fn: Callable) -> Callable:
     """A fresh ``torch.compile`` per size: past dynamo's recompile limit (8 shapes) it would quietly
     fall back to eager, and the curve would show eager PyTorch under the name torch.compile."""
+    import torch
     import torch._dynamo
 
     torch._dynamo.reset()
@@ -420,12 +452,23 @@ def write_outputs(rows: list[dict], config: BenchConfig, *, meta: dict, folder: 
 
 # --- the command ------------------------------------------------------------------------------------
 
-def config_for(number: int) -> BenchConfig:
+def exercise_benched(number: int) -> catalogue.Exercise:
+    """Exercise ``number``, whose manifest names a bench; BenchUnavailable with a sentence otherwise."""
     try:
         exercise = catalogue.get(number)
     except KeyError:
         raise BenchUnavailable(f"no bench sizes for exercise {number} yet") from None
-    return config_of(exercise)
+    if exercise.bench is None:
+        raise no_bench(exercise)
+    return exercise
+
+
+def no_bench(exercise: catalogue.Exercise) -> BenchUnavailable:
+    return BenchUnavailable(f"no bench for exercise {exercise.number}: {exercise.bench_unavailable}")
+
+
+def config_for(number: int) -> BenchConfig:
+    return config_of(exercise_benched(number))
 
 
 def import_learner(path: Path) -> tuple[Any, str | None]:
@@ -444,27 +487,36 @@ def import_learner(path: Path) -> tuple[Any, str | None]:
     return module, None
 
 
+def needs_a_gpu(number: int, why: str) -> BenchUnavailable:
+    return BenchUnavailable(
+        f"grade bench needs an NVIDIA GPU, and {why}: timing Triton's interpreter would measure "
+        f"Python, not memory. `grade exercise {number}` checks correctness here; run `grade bench "
+        f"{number}` on a machine with a GPU for the curves.")
+
+
 def run(number: int, path: Path, console, *, out_dir: Path | None = None, compile: bool = True,
         dtype_name: str | None = None) -> int:
     """The `grade bench N` command: 0 when your kernel was timed, 1 when it could not be (with a sentence).
 
     Raises BenchUnavailable when the bench cannot run at all (no GPU, no bench for exercise N).
     """
-    from grader import mode, perf, progress_file
+    from grader import mode
 
-    exercise = catalogue.get(number)
-    config = config_for(number)
+    exercise = exercise_benched(number)
+    if mode.no_nvidia_driver():  # said before anything imports torch
+        raise needs_a_gpu(number, "this machine has no NVIDIA driver")
+    import torch
+
+    from grader import perf, progress_file
+
+    config = config_of(exercise)
     selected = mode.select()  # before anything imports Triton
     nbytes = byte_model(exercise, config)
     if selected != "gpu":
         from grader import device
 
-        why = ("TRITON_INTERPRET=1 is set" if device.interpreter_requested() else
-               "this machine has no GPU that torch can use")
-        raise BenchUnavailable(
-            f"grade bench needs an NVIDIA GPU, and {why}: timing Triton's interpreter would measure "
-            f"Python, not memory. `grade exercise {number}` checks correctness here; run `grade bench "
-            f"{number}` on a machine with a GPU for the curves.")
+        raise needs_a_gpu(number, "TRITON_INTERPRET=1 is set" if device.interpreter_requested() else
+                          "torch sees no CUDA GPU (torch.cuda.is_available() is False)")
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(dtype_name or "", config.dtype)
 
     module, problem = import_learner(path)

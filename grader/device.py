@@ -28,7 +28,7 @@ TRUE_WORDS = ("1", "true", "on", "yes", "y")
 #: Emulate a smaller card on a larger one: the GiB this process may allocate (tools/device/small_card.py).
 MEMORY_LIMIT_VARIABLE = "GRADE_DEVICE_MEMORY_GIB"
 #: What shows that a GPU driver is installed, checked before torch is imported (NVIDIA, then ROCm).
-DRIVER_FILES = ("/dev/nvidiactl", "/proc/driver/nvidia/version", "/dev/kfd")
+DRIVER_FILES = ("/dev/nvidiactl", "/dev/dxg", "/proc/driver/nvidia/version", "/dev/kfd")
 
 #: AMD CDNA 3 puts a 256 MB Infinity Cache behind its L2 (4 MB per XCD, which is what torch reports):
 #: timed inputs must be several times the larger one, or the cache serves them. Where the

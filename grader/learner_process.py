@@ -28,14 +28,21 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import torch
-
-from grader import arena, guards, protocol, sandbox
+from grader import arena, protocol, sandbox
 from grader.failures import GradeFailure
 from grader.results import Kind
-from grader.watch import Launch
+
+if TYPE_CHECKING:
+    import torch
+
+    from grader import guards
+    from grader.watch import Launch
+
+# Torch (with `grader.guards` and `grader.watch`, which need it) is imported where it is used, not with
+# this module: the judge starts the learner's process first, so that both import torch at once (about
+# 2 s of CPU each, one after the other before).
 
 #: Seconds the learner's file may take to import (Triton and torch are imported before the clock
 #: of each check starts, but the file itself may run anything at import).
@@ -114,6 +121,8 @@ class CallOutcome:
     memory: dict | None = None
 
     def output_for(self, tensor: Any) -> guards.GuardedTensor | None:
+        import torch
+
         if not isinstance(tensor, torch.Tensor):
             return None
         ptr = tensor.data_ptr()
@@ -392,6 +401,8 @@ class LearnerProcess:
 
     def _place(self, tensor: torch.Tensor) -> dict:
         """A ``$tensor`` description of ``tensor``: inside a buffer of the ``in`` arena, or copied there."""
+        from grader import guards
+
         ptr, item = tensor.data_ptr(), tensor.element_size()
         base = self.arenas["in"].bytes.data_ptr()
         for start, end, buffer, device in self._buffers:
@@ -405,6 +416,8 @@ class LearnerProcess:
         return arena.describe(view, "in", host.data_ptr() - base, max(span, 1), 0, device=tensor.device.type)
 
     def encode(self, value: Any) -> Any:
+        import torch
+
         if isinstance(value, torch.Tensor):
             return {"$tensor": self._place(value)}
         if isinstance(value, tuple):
@@ -433,6 +446,8 @@ class LearnerProcess:
         return value
 
     def _outputs(self, allocations: list) -> list[guards.GuardedTensor]:
+        from grader import guards
+
         outputs = []
         for desc in allocations[:1000]:
             try:
@@ -454,6 +469,8 @@ class LearnerProcess:
     def call(self, function: str, args: tuple | list, kwargs: dict, *, names: dict[str, str] | None = None,
              traffic: bool = False, memory: bool = False, intercept: bool = True) -> CallOutcome:
         """Call ``function`` in the learner's process on these arguments; the outcome as data."""
+        from grader.watch import Launch
+
         self.ready()
         message = {"op": "call", "function": function, "args": self.encode(list(args)),
                    "kwargs": self.encode(dict(kwargs)), "names": names or {}, "traffic": traffic,

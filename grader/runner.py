@@ -151,11 +151,11 @@ class Runner:
                 storage_offset = (ptr - start) // item
                 if self._fits(tensor, storage_offset, local.numel()):
                     out = dict(desc)
-                    out.update(dtype=arena.NAMES.get(tensor.dtype, str(tensor.dtype)), shape=list(tensor.shape),
+                    out.update(dtype=arena.dtype_name(tensor.dtype), shape=list(tensor.shape),
                                stride=list(tensor.stride()), storage_offset=storage_offset)
                     return out
         # Not in a known buffer: copy it (contiguous) into the out arena.
-        dtype = tensor.dtype if tensor.dtype in arena.NAMES else torch.float32
+        dtype = tensor.dtype if tensor.dtype in arena.dtypes().values() else torch.float32
         numel = max(tensor.numel(), 1)
         host = self.arenas["out"].empty(numel, dtype)
         offset = host.data_ptr() - self.arenas["out"].bytes.data_ptr()
@@ -187,7 +187,7 @@ class Runner:
             offset = host.data_ptr() - self.arenas["out"].bytes.data_ptr()
         index = len(self._allocations)
         desc = {"arena": "out", "offset": offset, "numel": guarded.buffer.numel(),
-                "dtype": arena.NAMES.get(dtype, str(dtype)), "shape": list(shape), "stride": list(stride),
+                "dtype": arena.dtype_name(dtype), "shape": list(shape), "stride": list(stride),
                 "storage_offset": guards.GUARD, "device": self.torch.device(device).type, "allocation": index,
                 "name": name}
         self._allocations.append(desc)

@@ -154,6 +154,10 @@ class Config:
     #: /dev/shm, and the keeper deletes what appeared there during the run (the judge's own files
     #: aside). Best effort: no unprivileged uid and no process-count limit on a GPU as root.
     cuda_ipc: bool = False
+    #: The keeper was forked from the learner's template (`grader.prestart`), which imported torch and
+    #: Triton: the learner's process runs `grader.runner` where it is, after the same setup, instead
+    #: of starting a new Python (any other command is still executed).
+    in_process: bool = False
 
 
 #: System folders the new root shows read-only (those that exist; a symlink is copied as a symlink).
@@ -417,11 +421,34 @@ DESCRIPTIONS = {
 
 # --- starting a learner process ---------------------------------------------------------------------
 
-def start(command: list[str], config: Config, *, env: dict[str, str], pass_fds: tuple[int, ...] = ()
-          ) -> subprocess.Popen:
+#: The learner's template a judge may ask (`grader.isolation` passes its socket): interpreter runs only.
+TEMPLATE_FD_VARIABLE = "GRADE_LEARNER_TEMPLATE_FD"
+_TEMPLATE: list = []  # the template reached through that socket, once asked
+
+
+def _learner_template():
+    if not _TEMPLATE:
+        from grader import prestart
+
+        fd = os.environ.get(TEMPLATE_FD_VARIABLE, "")
+        _TEMPLATE.append(prestart.Template.reached_through(int(fd)) if fd.isdigit() else None)
+    return _TEMPLATE[0]
+
+
+def start(command: list[str], config: Config, *, env: dict[str, str], pass_fds: tuple[int, ...] = ()):
     """Start the keeper, which sets up ``config`` and runs ``command`` inside the sandbox. The
     settings go in the keeper's environment (`CONFIG_VARIABLE`), which it removes before the
-    learner's process starts."""
+    learner's process starts. Forked from the learner's template where the judge was given one and
+    the run shares no CUDA memory (a `grader.prestart.Started`), else a new Python (a Popen)."""
+    template = None if config.cuda_ipc else _learner_template()
+    if template is not None:
+        forked = Config(**{**asdict(config), "in_process": True})
+        fds = {fd: fd for fd in (*pass_fds, config.output_fd, config.status_fd) if fd >= 0}
+        try:
+            return template.start("grader.sandbox:main", ["--", *command], cwd=config.scratch, fds={**fds, 2: 2},
+                                  env={**env, CONFIG_VARIABLE: json.dumps(asdict(forked))})
+        except OSError:
+            pass  # the template is gone: this keeper starts from scratch
     keeper = [sys.executable, "-s", "-m", "grader.sandbox", "--", *command]
     fds = tuple(fd for fd in (config.output_fd, config.status_fd) if fd >= 0)
     for fd in fds:
@@ -712,6 +739,8 @@ def _learner_side(config: Config, command: list[str]) -> None:
             os.dup2(config.output_fd, 1)
             os.dup2(config.output_fd, 2)
             os.close(config.output_fd)
+        if config.in_process and command[1:4] == ["-s", "-m", "grader.runner"]:
+            _run_runner(config, command)  # never returns
         try:
             os.execvp(command[0], command)
         except PermissionError as exc:
@@ -721,6 +750,39 @@ def _learner_side(config: Config, command: list[str]) -> None:
     except BaseException as exc:  # noqa: BLE001
         _say_setup_failed(config, f"the learner's process could not start: {exc}")
         os._exit(EXIT_SETUP)
+
+
+def _run_runner(config: Config, command: list[str]) -> None:
+    """The learner's process as ``python -s -m grader.runner ARGS`` would be after its exec, in the
+    process forked from the template: the sandbox's channel closed, the command line and environment
+    shown in /proc, readable by its own user again (changing the uid made it unreadable; an exec would
+    have made it readable), then the runner."""
+    from grader import prestart, runner
+
+    code = 1
+    try:
+        if config.status_fd >= 0:
+            os.close(config.status_fd)
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # the keeper's handlers, which an exec would have reset
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        prestart.retitle(command, os.environ)
+        prctl(PR_SET_DUMPABLE, 1)
+        sys.argv = [runner.__file__, *command[4:]]
+        sys.path[0] = os.getcwd()  # `python -m` puts the current folder first
+        code = runner.main(command[4:])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - said on stderr, as a new Python would
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 
 def _say_setup_failed(config: Config, sentence: str) -> None:

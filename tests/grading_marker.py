@@ -20,6 +20,7 @@ ENTRY_POINTS = (
     "grading.grade",  # tests/grading.py: grades a learner file in a sandboxed child
     "grader.isolation.run_checks",
     "grader.sandbox.start",  # the sandbox's keeper is the process a learner file runs in
+    "grader.prestart.Template",  # a template process, which forks the judges
     "grader.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child
     "grader.show.command",
     "hostile_corpus",  # every helper there grades or stages a hostile file for grading

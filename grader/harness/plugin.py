@@ -133,8 +133,7 @@ def pytest_configure(config):
     path = config.getoption("--learner-file")
     if path is None:
         return
-    import torch
-
+    from grader import mode
     from grader.learner_process import LearnerProcess
 
     session = Session(config)
@@ -166,6 +165,8 @@ def pytest_configure(config):
 
         process.twin = LearnerProcess(ROOT / "grader" / "timing_twin.py", display="grader/timing_twin.py", mode="gpu")
         process.twin.start()
+    import torch
+
     session.events.write("mode", mode=session.mode, device="cuda" if gpu else "cpu", seed=seed,
                          versions={"triton": _version("triton"), "torch": torch.__version__,
                                    "python": sys.version.split()[0]},
