@@ -21,7 +21,7 @@ def measure_block(softmax_fn: Callable, *, seq: int, batch: int, device: str = "
     the end-to-end timings alternate the two blocks (A, B, A, B) and keep each one's best median,
     so a drift in clocks during the measurement touches both alike.
     """
-    from grader.watch import count_launches
+    from grader.learner.watch import count_launches
 
     if timer is None:
         from grader import perf

@@ -9,8 +9,8 @@ What other specs use:
   128 KiB, i.e. 32768 float32 or 65536 float16/bfloat16 columns.
 * `normal_rows`, `extreme_rows`, `masked_rows` — input generators drawn on the CPU from the
   test's generator (``--seed`` replays them on any device).
-* `check(fn, x, dtype=...)` — `grader.checks.run_case` with one launch allowed, guards, poison
-  and fill detection, and `expect_softmax`'s comparison: the tolerances of `grader.compare`
+* `check(fn, x, dtype=...)` — `grader.judge.checks.run_case` with one launch allowed, guards, poison
+  and fill detection, and `expect_softmax`'s comparison: the tolerances of `grader.judge.compare`
   with the ``atol`` term relative to each row's largest value (`expect_close_by_row`), exact
   zeros where a logit is -inf, and, when it fails, the answer recomputed the way each known
   pitfall computes it, naming the pitfall whose answer the learner's output matches
@@ -43,10 +43,11 @@ from typing import Any, Callable
 
 import torch
 
-from grader import checks, guards
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import ACCESS_KINDS, GradeFailure, plural
-from grader.results import Kind
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
+from grader.wire.failures import ACCESS_KINDS, GradeFailure, plural
+from grader.wire.results import Kind
 
 NEG_INF = float("-inf")
 #: The diagnosis of `other=0.0`; the fully masked row recognizes it in the other rows' failure.
@@ -108,7 +109,7 @@ def masked_rows(shape, dtype: torch.dtype, rng: torch.Generator, device: str, *,
 def show_rows(size: str | None, default: tuple[int, int, int]) -> "ShowCase":
     """The input of `grade show` for a row softmax: M rows of N float32, ROW_STRIDE elements apart
     (``--size M,N,ROW_STRIDE``; the default stride leaves a gap between rows)."""
-    from grader.access_map import ShowCase, parse_size
+    from grader.learner.access_map import ShowCase, parse_size
 
     m, n, stride = parse_size(size, default, ("M (rows)", "N (columns)", "the row stride"),
                               ",".join(str(v) for v in default))
@@ -177,7 +178,7 @@ def _matches(got: torch.Tensor, model: torch.Tensor, tol: Tolerance) -> bool:
 
 
 def expect_close_by_row(out: torch.Tensor, want: torch.Tensor, *, tolerance: Tolerance | None = None) -> None:
-    """`grader.compare.expect_close`'s comparison with each row's own scale (see `_bound`).
+    """`grader.judge.compare.expect_close`'s comparison with each row's own scale (see `_bound`).
 
     Run after ``expect_close``, which has already checked shape, dtype, unwritten elements and
     NaN/inf; this catches what its tensor-wide scale lets through.
@@ -432,7 +433,8 @@ def last_programs(fn: Callable) -> int | None:
 def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -> None:
     """GPU: exercises 3 and 4's performance check: ``n_cols``-wide fp32 rows, each input set 8 L2
     sizes or more, every output compared with torch.softmax, timed by the judge's clock."""
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8, budget_fraction=0.5 / (timing.SETS + 2)) // n_cols)
 

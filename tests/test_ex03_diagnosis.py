@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import guards
+from grader.wire import guards
 from grader import softmax_checks as sm
 
 

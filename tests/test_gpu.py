@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalogue, isolation
+from grader import catalogue
+from grader.commands import isolation
 
 pytestmark = pytest.mark.gpu
 HERE = Path(__file__).resolve().parent

@@ -8,9 +8,12 @@ import json
 import pytest
 import torch
 
-from grader import catalogue, compare, guards, perf, report
-from grader.failures import GradeFailure, describe_exception
-from grader.results import CheckRecord as CheckResult, RunResult
+from grader import catalogue, perf
+from grader.commands import report
+from grader.judge import compare
+from grader.wire import guards
+from grader.wire.failures import GradeFailure, describe_exception
+from grader.wire.results import CheckRecord as CheckResult, RunResult
 from grader.exercises.ex01_vector_add.spec import minimum_bytes
 
 
@@ -165,7 +168,7 @@ def test_a_gpu_performance_check_gets_a_longer_clock_unless_one_is_given():
     check about a minute on an H200: the correctness checks' clock would fail the course's solution."""
     from types import SimpleNamespace
 
-    from grader.harness import plugin
+    from grader.judge import plugin
 
     perf_id = "grader/exercises/ex07_flash_attention/spec.py::test_performance"
     check_id = "grader/exercises/ex07_flash_attention/spec.py::test_matches_reference[B1-H1-S1-D16]"
@@ -180,7 +183,7 @@ def test_a_gpu_performance_check_gets_a_longer_clock_unless_one_is_given():
 
 
 def test_a_timeout_names_the_clock_that_ran_out():
-    from grader.learner_process import clock_that_ran_out, timeout_message
+    from grader.judge.learner_process import clock_that_ran_out, timeout_message
 
     assert clock_that_ran_out(120.0, 35.2, 60.0) == 60.0  # the check's deadline came first
     assert clock_that_ran_out(20.0, 50.0, 60.0) == 20.0  # the request's own limit came first
@@ -203,20 +206,20 @@ GiB = 1 << 30
     (None, 0.25, 130, 8),       # no byte model (exercise 7 times FLOPs): SETS
 ])
 def test_rounds_are_sized_to_outlast_their_fixed_cost(fastest_ms, set_gib, free_gib, sets):
-    from grader import timing
+    from grader.judge import timing
 
     assert timing.sets_for(fastest_ms, int(set_gib * GiB), int(free_gib * GiB)) == sets
 
 
 def test_a_round_of_sized_sets_lasts_round_ms_at_the_ceiling():
-    from grader import timing
+    from grader.judge import timing
 
     k = timing.sets_for(0.2, 1 << 20, 100 * GiB)
     assert k * 0.2 >= timing.ROUND_MS > (k - 1) * 0.2
 
 
 def test_a_set_counts_its_tensors_and_the_output_slot_beside_them():
-    from grader import timing
+    from grader.judge import timing
 
     x, y = torch.empty(1000), torch.empty(10, dtype=torch.float16)
     out = torch.empty(250)

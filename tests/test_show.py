@@ -13,9 +13,11 @@ import pytest
 import torch
 from rich.console import Console
 
-from grader import catalogue, checks, cli, report, show
-from grader.failures import ACCESS_KINDS, GradeFailure
-from grader.results import CheckRecord as CheckResult, RunResult
+from grader import catalogue
+from grader.commands import cli, report, show
+from grader.judge import checks
+from grader.wire.failures import ACCESS_KINDS, GradeFailure
+from grader.wire.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 WRONG_EX01 = sorted((catalogue.get(1).wrong_dir).glob("*.py"))
@@ -97,7 +99,7 @@ def test_show_prints_json_and_writes_a_figure(capsys, tmp_path):
     assert code == 0
     data = json.loads(out)
     assert data["exercise"] == 1
-    from grader.access_map import AccessMap
+    from grader.learner.access_map import AccessMap
 
     amap = AccessMap.from_dict(data["map"])
     assert amap.tensor("x").shape == (1000,)

@@ -1,4 +1,4 @@
-"""`grader.static_check` is an allow-list: what a kernel file needs passes, everything else is named.
+"""`grader.commands.static_check` is an allow-list: what a kernel file needs passes, everything else is named.
 
 * every solution, stub and natural file of the course has no finding (the class grader would
   otherwise refuse correct code), and neither do the learner-style forms below (a module-level
@@ -20,7 +20,9 @@ import types
 
 import pytest
 
-from grader import catalogue, sandbox, static_check
+from grader import catalogue
+from grader.commands import static_check
+from grader.learner import sandbox
 from tests.grading import ROOT
 
 COURSE_FILES = sorted([*(ROOT / "solutions").glob("*.py"), *(ROOT / "exercises").glob("*.py"),

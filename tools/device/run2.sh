@@ -12,7 +12,7 @@ say "== $(date -u +%FT%TZ) $(python3 -c 'import sys, torch, triton; print(sys.ve
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.draw --format=csv >> "$RES/summary.txt"
 s=$SECONDS; timeout 100 python3 tests/gpu_record.py --out "$RES" --parts bf16 > "$RES/bf16.log" 2>&1
 say "== bf16 ($((SECONDS-s)) s): $(tail -3 "$RES/bf16.log" | tr '\n' ' ')"
-s=$SECONDS; timeout 100 python3 -m grader.cli exercise 1 --from solutions/ex01_vector_add.py --json > "$RES/ex01.json" 2> "$RES/ex01.err"
+s=$SECONDS; timeout 100 python3 -m grader.commands.cli exercise 1 --from solutions/ex01_vector_add.py --json > "$RES/ex01.json" 2> "$RES/ex01.err"
 say "== ex01 graded ($((SECONDS-s)) s): $(python3 -c "
 import json; d=json.load(open('$RES/ex01.json')); p=d.get('performance') or {}
 print(d['passed'], p.get('fraction'), p.get('ms'), (p.get('timing') or {}).get('round_overhead_ms'), (p.get('timing') or {}).get('dobench_ratio'))" 2>&1)"

@@ -21,9 +21,9 @@ fi
 grade_one() {  # $1 who (new|old), $2 exercise, $3 file
   local s=$SECONDS out="$RES/grade-$1-ex$2-$(basename "$3" .py).json"
   if [ "$1" = new ]; then
-    PYTHONPATH=$PWD timeout 120 python3 -m grader.cli exercise "$2" --from "$3" --json > "$out" 2> "${out%.json}.err"
+    PYTHONPATH=$PWD timeout 120 python3 -m grader.commands.cli exercise "$2" --from "$3" --json > "$out" 2> "${out%.json}.err"
   else
-    (cd .baseline && PYTHONPATH=$PWD timeout 120 python3 -m grader.cli exercise "$2" --from "$3" --json > "$out" 2> "${out%.json}.err")
+    (cd .baseline && PYTHONPATH=$PWD timeout 120 python3 -m grader.commands.cli exercise "$2" --from "$3" --json > "$out" 2> "${out%.json}.err")
   fi
   say "== $1 ex$2 $(basename "$3") ($((SECONDS-s)) s): $(python3 - "$out" <<'PY'
 import json, sys

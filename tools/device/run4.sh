@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run: the judge's clock with 8 sets and with K sized by grader.timing.sets_for (tools/device/timing_probe.py),
+# GPU run: the judge's clock with 8 sets and with K sized by grader.judge.timing.sets_for (tools/device/timing_probe.py),
 # then grading with it: the solutions of exercises 1, 8, 9 and 10, and the natural files of 8, 9 and 10 (performance).
 # Logs to $OUT; a short summary last.
 set -uo pipefail
@@ -14,7 +14,7 @@ s=$SECONDS; timeout ${TP:-200} python3 tools/device/timing_probe.py > "$OUT/timi
 say "== timing probe ($((SECONDS-s)) s)"; grep -A10 "^=== judge" "$OUT/timing_probe.log" >> "$OUT/summary.txt"
 for n in ${SOLUTIONS-1 9 10 8}; do
   f=$(ls solutions/ex0${n}_*.py 2>/dev/null || ls solutions/ex${n}_*.py); s=$SECONDS
-  timeout 150 python3 -m grader.cli exercise "$n" --from "$f" --json > "$OUT/grade-ex$n.json" 2> "$OUT/grade-ex$n.err"
+  timeout 150 python3 -m grader.commands.cli exercise "$n" --from "$f" --json > "$OUT/grade-ex$n.json" 2> "$OUT/grade-ex$n.err"
   say "== ex$n solution ($((SECONDS-s)) s): $(python3 - "$OUT/grade-ex$n.json" <<'PY'
 import json, sys
 try:

@@ -10,7 +10,7 @@ say() { echo "$@" | tee -a "$OUT/summary.txt"; }
 say "== $(date -u +%FT%TZ) $(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"
 s=$SECONDS; PROBE_CASES="${PROBE_CASES:-ex01 n=2^24,ex09 forward 16384x4096 bf16}" timeout 150 python3 tools/device/timing_probe.py > "$OUT/timing_probe.log" 2>&1
 say "== timing probe ($((SECONDS-s)) s)"; grep -A6 "^=== do_bench" "$OUT/timing_probe.log" >> "$OUT/summary.txt"
-s=$SECONDS; timeout 150 python3 -m grader.cli exercise 9 --from solutions/ex09_rmsnorm.py --json > "$OUT/grade-ex9.json" 2> "$OUT/grade-ex9.err"
+s=$SECONDS; timeout 150 python3 -m grader.commands.cli exercise 9 --from solutions/ex09_rmsnorm.py --json > "$OUT/grade-ex9.json" 2> "$OUT/grade-ex9.err"
 say "== ex9 solution ($((SECONDS-s)) s)"
 s=$SECONDS; timeout 200 python3 tests/gpu_record.py --out "$OUT" --parts natural --performance-only --minutes 2.5 \
   --files ex09/textbook_formulas.py,ex09/interleaved_rows.py,ex09/hf_casting.py > "$OUT/natural.log" 2>&1

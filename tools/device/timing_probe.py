@@ -1,5 +1,5 @@
 """How close the judge's clock comes to do_bench with 8 sets a round and with K sized by
-`grader.timing.sets_for`, in turns, on a GPU.
+`grader.judge.timing.sets_for`, in turns, on a GPU.
 
 For exercise 1's solution from ~50 to ~370 µs a call and exercise 9's forward (~130 µs a call): the
 judge's time per call (the twin's quickest round subtracted) beside do_bench of the same function in the
@@ -14,9 +14,10 @@ import time
 import torch
 import triton
 
-from grader import perf, timing
+from grader import perf
+from grader.judge import timing
 from grader.catalogue import ROOT
-from grader.learner_process import LearnerFunction, LearnerProcess
+from grader.judge.learner_process import LearnerFunction, LearnerProcess
 
 
 
@@ -78,9 +79,9 @@ for case, (path, name, make_set, verify, like, nbytes) in CASES.items():
 meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
         "date": time.strftime("%Y-%m-%d"), "command": "PYTHONPATH=. python3 tools/device/timing_probe.py",
         "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
-        "notes": ["the judge's clock (grader.timing.time_learner, the twin's quickest round subtracted) against "
+        "notes": ["the judge's clock (grader.judge.timing.time_learner, the twin's quickest round subtracted) against "
                   "do_bench of the same function in the learner's process, 5 rounds; 8 sets and K sized by "
-                  "grader.timing.sets_for, in turns",
+                  "grader.judge.timing.sets_for, in turns",
                   "extra_us_per_round = (judge_ms - dobench_ms) x sets: what the twin did not subtract"]}
 json.dump({"meta": meta, "rows": rows}, open(os.path.join(os.environ.get("OUT", "."), "timing_probe.json"), "w"),
           indent=1)

@@ -6,7 +6,7 @@ Byte model: read x and write out, once each: ``2 * n * element_size`` bytes.
 import pytest
 import torch
 
-from grader import checks
+from grader.judge import checks
 
 #: The stub's block; the sizes straddle it.
 BLOCK = 1024
@@ -43,7 +43,8 @@ def test_performance(exercise, learner_function, mode):
         pytest.skip("performance: not measured (no GPU)")
     if exercise.floor is None:
         pytest.skip("performance: no floor yet")
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     budget = 0.5 / (timing.SETS + 1)
     n = perf.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=budget)

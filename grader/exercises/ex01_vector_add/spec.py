@@ -6,8 +6,8 @@ Byte model: read x, read y, write out, once each: ``3 * n * element_size`` bytes
 import pytest
 import torch
 
-from grader import checks
-from grader.access_map import ShowCase, parse_size
+from grader.judge import checks
+from grader.learner.access_map import ShowCase, parse_size
 
 
 #: The stub suggests BLOCK_SIZE = 1024; sizes straddle it and smaller blocks a learner might try.
@@ -67,7 +67,8 @@ def test_traffic(learner_function, rng, device):
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     # Each input set 16 L2 sizes (x, y and out); several sets are timed in turns by the judge.
     n = perf.sized_for_hbm(3 * 4, l2_multiple=16, budget_fraction=0.5 / (timing.SETS + 1))

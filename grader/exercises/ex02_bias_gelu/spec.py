@@ -19,10 +19,11 @@ import math
 import pytest
 import torch
 
-from grader import checks, guards
-from grader.access_map import ShowCase, parse_size
-from grader.compare import Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.wire import guards
+from grader.learner.access_map import ShowCase, parse_size
+from grader.judge.compare import Tolerance, dtype_name, expect_close
+from grader.wire.failures import GradeFailure
 
 
 #: Shapes (M, N): single elements, sizes around the 1024-column block and a 4096-element tile,
@@ -45,7 +46,7 @@ BENCH_MIN_M = 16384
 
 #: Relative tolerance per output dtype: fp32 computes exactly up to a few ulp; fp16 rounds the
 #: result to 11 significant bits (2^-11 relative, twice over); bf16 to 8 (2^-8, twice over: 7.8e-3),
-#: hence 1e-2. (Triton's own interpreter rounds float32 -> bfloat16 toward zero; grader.interpreter_fixes
+#: hence 1e-2. (Triton's own interpreter rounds float32 -> bfloat16 toward zero; grader.learner.interpreter_fixes
 #: makes it round to nearest even, as a GPU does.)
 RTOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 1e-2}
 #: Absolute error allowed on every element. Computed in float32, 1 + erf(z/sqrt(2)) cancels for
@@ -355,7 +356,8 @@ def test_performance(exercise, learner_function, mode):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     free, _ = torch.cuda.mem_get_info()
     # Each input set's rows as the single benchmark input had them, within a share of the free memory.

@@ -22,8 +22,8 @@ strided check tells a kernel that ignores the row stride by rerunning on contigu
 import pytest
 import torch
 
-from grader import checks
-from grader.access_map import ShowCase
+from grader.judge import checks
+from grader.learner.access_map import ShowCase
 from grader import softmax_checks as sm
 
 

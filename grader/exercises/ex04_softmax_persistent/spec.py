@@ -29,9 +29,9 @@ compiles nothing, for the stand-ins below (the stub has the same numbers), which
 import pytest
 import torch
 
-from grader import checks
-from grader.access_map import ShowCase
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.learner.access_map import ShowCase
+from grader.wire.failures import GradeFailure
 from grader import softmax_checks as sm
 
 

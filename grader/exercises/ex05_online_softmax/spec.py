@@ -23,10 +23,10 @@ import math
 import pytest
 import torch
 
-from grader import checks
-from grader.access_map import ShowCase
-from grader.compare import DEFAULT_TOLERANCES, expect_close
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.learner.access_map import ShowCase
+from grader.judge.compare import DEFAULT_TOLERANCES, expect_close
+from grader.wire.failures import GradeFailure
 from grader import softmax_checks
 
 
@@ -203,7 +203,7 @@ def diagnose(result, x: torch.Tensor, expected: torch.Tensor) -> str | None:
     """
     if not isinstance(result, torch.Tensor) or tuple(result.shape) != tuple(x.shape) or x.numel() == 0:
         return None
-    from grader import guards
+    from grader.wire import guards
 
     if bool(guards.is_poison(result.detach()).any()):
         return None  # unwritten elements: the generic message says it better
@@ -366,7 +366,8 @@ def test_traffic(learner_function, rng, device):
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     # Rows of 2^20 fp32 columns (4 MiB each): hundreds of them in flight are far more than the L2,
     # so both reads come from HBM and the 3-pass byte count is what the memory really moved.

@@ -42,10 +42,11 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, model, profiling
+from grader import catalogue, model, profiling
+from grader.judge import checks
 from grader.amdahl import amdahl, captured, ceiling
-from grader.failures import GradeFailure
-from grader.results import Kind
+from grader.wire.failures import GradeFailure
+from grader.wire.results import Kind
 
 FUNCTIONS = ("amdahl_speedup", "amdahl_ceiling", "softmax_fraction", "largest_operator", "predict_speedup")
 
@@ -527,7 +528,7 @@ def recorded_summary(learner, row: dict, predicted: float, s: float, source: str
 
 def exercise3_file() -> tuple[Path, str]:
     """Your exercise-3 file once you have passed exercise 3 (`grade exercise 3`), else the course's."""
-    from grader import progress_file
+    from grader.commands import progress_file
 
     ex3 = catalogue.get(3)
     passed = progress_file.load().exercise(3).get("state") == "passed"
@@ -606,8 +607,8 @@ def check_measurement(learner, measured: dict, softmax_source: str, where: str, 
         "busy_fraction": measured.get("busy_fraction"),
         "softmax_source": softmax_source,
     }
-    # grader.report renders "lines" and "verdict" in its performance panel; "amdahl" is the same in numbers.
-    from grader.results import PerformanceRecord
+    # grader.commands.report renders "lines" and "verdict" in its performance panel; "amdahl" is the same in numbers.
+    from grader.wire.results import PerformanceRecord
 
     performance = PerformanceRecord(passed=passed, verdict=verdict, unit="amdahl", input=where,
                                     gpu=where.split(",")[0], lines=list(summary["lines"]), details={"amdahl": summary})
@@ -635,7 +636,7 @@ def test_performance(learner, mode, check):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
     from grader import perf
-    from grader.learner_process import LearnerProcess
+    from grader.judge.learner_process import LearnerProcess
 
     path, why = exercise3_file()
     softmax_source = f"{_relative(path)} ({why})"

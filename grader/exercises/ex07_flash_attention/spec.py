@@ -14,7 +14,7 @@ the memory check allows allocations of twice the inputs during a call, far below
 Interpreter limits this spec works around, each said in a message:
 
 * ``tl.dot`` on bf16 operands multiplies the raw bits in Triton's interpreter
-  (triton-lang/triton#11584). `grader.interpreter_fixes` makes it compute as a GPU does (float32
+  (triton-lang/triton#11584). `grader.learner.interpreter_fixes` makes it compute as a GPU does (float32
   products and accumulation), so `test_bf16` runs its short cases there; where that fix cannot be
   installed (an interpreter it does not know), bf16 is checked on a GPU only and the check says so.
 * ~1 ms of Python per program and per loop step: interpreter shapes stay under S = 130 except
@@ -33,10 +33,12 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import checks, guards, interpreter_fixes
-from grader.access_map import ShowCase, parse_size
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.learner import interpreter_fixes
+from grader.wire import guards
+from grader.learner.access_map import ShowCase, parse_size
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
+from grader.wire.failures import GradeFailure
 
 
 HEAD_DIMS = (16, 32, 64, 128)
@@ -553,7 +555,7 @@ def test_performance(exercise, learner_function, mode, check):
 
     from grader import perf
 
-    from grader import timing
+    from grader.judge import timing
 
     B, H, S, D = PERF_SHAPE
     label = f"B {B}, H {H}, S {S}, D {D}, fp16"
@@ -608,7 +610,7 @@ def test_performance(exercise, learner_function, mode, check):
         lines.append(f"  {'causal    ' if r['causal'] else 'not causal'}  {r['tflops']:5.0f} TFLOP/s "
                      f"({r['ms'] * 1000:.0f} µs); scaled_dot_product_attention {r['sdpa_tflops']:.0f} TFLOP/s "
                      f"({r['sdpa_ms'] * 1000:.0f} µs): {r['ratio_to_sdpa']:.0%}")
-    from grader.results import PerformanceRecord
+    from grader.wire.results import PerformanceRecord
 
     check.performance = PerformanceRecord(
         passed=passed, verdict=verdict, fraction=ratio, floor=floor, unit="tflops", ms=worst["ms"],

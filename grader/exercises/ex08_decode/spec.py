@@ -36,9 +36,10 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import checks, guards
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
+from grader.wire.failures import GradeFailure
 
 
 HEAD_DIMS = (64, 128)

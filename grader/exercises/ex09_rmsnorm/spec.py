@@ -39,9 +39,11 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, guards
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader import catalogue
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
+from grader.wire.failures import GradeFailure
 
 
 #: The eps of the ordinary cases (Llama's); the cases where eps decides set their own.
@@ -271,7 +273,7 @@ def _within(got: torch.Tensor, want: torch.Tensor, rtol: float, bound_scale: tor
 
 
 def _structure(out, want: torch.Tensor, name: str, dtype: torch.dtype) -> None:
-    """Shape, dtype, unwritten elements, NaN and infinities: `grader.compare`'s sentences."""
+    """Shape, dtype, unwritten elements, NaN and infinities: `grader.judge.compare`'s sentences."""
     expect_close(out, want, name=name, dtype=dtype, tolerance=Tolerance(rtol=math.inf, atol=math.inf))
 
 
@@ -853,7 +855,8 @@ def test_performance(exercise, learner, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     free, _ = torch.cuda.mem_get_info()
     m, n, dtype = bench_rows(perf.gpu_info().l2_bytes, free // (timing.SETS + 2)), BENCH_N, torch.bfloat16

@@ -32,9 +32,10 @@ import math
 import pytest
 import torch
 
-from grader import checks, guards
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
+from grader.wire.failures import GradeFailure
 
 
 #: The stub's launcher reads 32 KiB of logits per loop iteration: 8192 fp32 or 16384 bf16 columns.
@@ -686,7 +687,8 @@ def test_performance(exercise, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf, timing
+    from grader import perf
+    from grader.judge import timing
 
     free, _ = torch.cuda.mem_get_info()
     T, V = perf_rows(free // (timing.SETS + 2)), PERF_V
@@ -728,7 +730,7 @@ def _add_eager(record, make_set, F) -> None:
     """Eager PyTorch beside the learner's figure: F.cross_entropy on the float32 logits (as training code
     upcasts them), then backward, by the same clock, with the memory it allocates. Left out if it does
     not fit."""
-    from grader import timing
+    from grader.judge import timing
 
     def eager(x, target):
         leaf = x.detach().float().requires_grad_(True)
