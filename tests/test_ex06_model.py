@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from grader import model, profiling
+from grader.exercises._shared import model, profiling
 from grader.judge import checks
-from grader.block_measurement import measure_block
+from grader.exercises.ex06_amdahl.block_measurement import measure_block
 from grader.wire.failures import GradeFailure
 from grader.wire.results import CheckRecord
 from grader.exercises.ex06_amdahl import spec

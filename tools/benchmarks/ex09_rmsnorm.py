@@ -31,7 +31,7 @@ run), the JSON file rewritten after each part:
   N = 16384 the weights, x, dy and the running sum held at once are 256 KiB per program, the whole
   register file of an SM: hoisting w costs spills).
 * ``step`` — Amdahl on a training step (forward and backward, no optimizer) of a stack of
-  ``grader.model.Block`` with RMSNorm in place of its LayerNorms, bf16: with eager
+  ``grader.exercises._shared.model.Block`` with RMSNorm in place of its LayerNorms, bf16: with eager
   ``F.rms_norm`` and with the solution (in turns); the norms' share f from a ``torch.profiler``
   profile of the eager step and, separately, from the norms timed alone; the local speedup s of
   the norms alone; the predicted 1 / ((1 - f) + f / s) beside the measured speedup.
@@ -82,7 +82,7 @@ BWD_WARPS = (4, 8, 16, 32)
 BWD_PER_SM = (1, 2, 4, 8)
 BWD_SWEEP_NS = (1024, 4096, 16384)
 PEERS = ("solution", "eager", "compile", "liger")
-#: The training step: a stack of grader.model.Block, RMSNorm in place of LayerNorm, bf16.
+#: The training step: a stack of grader.exercises._shared.model.Block, RMSNorm in place of LayerNorm, bf16.
 STEP = {"blocks": 4, "d_model": 1024, "n_heads": 8, "mlp_ratio": 4, "batch": 32, "seq": 512}
 #: No part starts after this many seconds (the whole run must stay within about four minutes).
 BUDGET_S = 200
@@ -497,7 +497,7 @@ class Norm(torch.nn.Module):
 
 
 def make_stack(impl: str, *, blocks: int, d_model: int, n_heads: int, mlp_ratio: int, seed: int = 0):
-    from grader import model
+    from grader.exercises._shared import model
 
     torch.manual_seed(seed)
     stack = torch.nn.Sequential(*[model.Block(d_model, n_heads, mlp_ratio) for _ in range(blocks)])
@@ -507,7 +507,7 @@ def make_stack(impl: str, *, blocks: int, d_model: int, n_heads: int, mlp_ratio:
 
 
 def step_rows(config: dict = STEP) -> list[dict]:
-    from grader import profiling
+    from grader.exercises._shared import profiling
 
     blocks, d, heads, ratio, batch, seq = (config[k] for k in ("blocks", "d_model", "n_heads", "mlp_ratio",
                                                                   "batch", "seq"))
@@ -588,11 +588,11 @@ def step_rows(config: dict = STEP) -> list[dict]:
 
 
 def training_profile(fn: Callable[[], object], *, iterations: int, warmup: int = 2) -> list[dict]:
-    """`grader.profiling`'s rows (GPU time per operator, per call) for a function that runs a backward:
+    """`grader.exercises._shared.profiling`'s rows (GPU time per operator, per call) for a function that runs a backward:
     `profiling.profile` runs under inference_mode, where autograd records nothing."""
     from torch.profiler import ProfilerActivity, profile
 
-    from grader import profiling
+    from grader.exercises._shared import profiling
 
     for _ in range(warmup):
         fn()

@@ -32,7 +32,7 @@ import torch
 from grader.judge import checks
 from grader.learner.access_map import ShowCase
 from grader.wire.failures import GradeFailure
-from grader import softmax_checks as sm
+from grader.exercises._shared import softmax_checks as sm
 
 
 #: The interpreter's stand-ins (the same as INTERPRETER_KERNEL and INTERPRETER_GPU in the stub):

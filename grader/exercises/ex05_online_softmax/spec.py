@@ -27,7 +27,7 @@ from grader.judge import checks
 from grader.learner.access_map import ShowCase
 from grader.judge.compare import DEFAULT_TOLERANCES, expect_close
 from grader.wire.failures import GradeFailure
-from grader import softmax_checks
+from grader.exercises._shared import softmax_checks
 
 
 #: The stub's launcher reads rows in blocks of BLOCK_SIZE = min(LAUNCHER_BLOCK, next_power_of_2(n_cols)).

@@ -8,7 +8,7 @@ Three parts:
    (s < 1), an infinitely fast part (s = inf gives the ceiling), and impossible inputs that must
    raise ``ValueError``.
 2. **Reading a profile**, on every machine: the rows of a real profile of the course's
-   transformer block (`grader.model`), recorded on the H200 by `tools.benchmarks.ex06_amdahl`
+   transformer block (`grader.exercises._shared.model`), recorded on the H200 by `tools.benchmarks.ex06_amdahl`
    and shipped in ``docs/measurements/h200-ex06-*.json``. Until that file is committed, a CPU
    placeholder (``docs/measurements/cpu-placeholder-ex06-profile.json``, CPU self times) stands in,
    and every message says which one was read. Plus a hand-made profile with two softmax rows in
@@ -42,9 +42,10 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, model, profiling
+from grader import catalogue
+from grader.exercises._shared import model, profiling
 from grader.judge import checks
-from grader.amdahl import amdahl, captured, ceiling
+from grader.exercises.ex06_amdahl.amdahl import amdahl, captured, ceiling
 from grader.wire.failures import GradeFailure
 from grader.wire.results import Kind
 
@@ -646,7 +647,7 @@ def test_performance(learner, mode, check):
     try:
         process.start()
         process.ready()
-        reply = process.request({"op": "measure", "target": "grader.block_measurement:measure_block",
+        reply = process.request({"op": "measure", "target": "grader.exercises.ex06_amdahl.block_measurement:measure_block",
                                  "function": ex3.function, "kwargs": {"seq": GPU_SEQ, "batch": batch}}, timeout=600)
     except GradeFailure as failure:
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} failed: {failure}",

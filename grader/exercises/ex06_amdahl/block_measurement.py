@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from grader import model, profiling
+from grader.exercises._shared import model, profiling
 
 
 def measure_block(softmax_fn: Callable, *, seq: int, batch: int, device: str = "cuda", d_model: int = model.D_MODEL,
