@@ -296,3 +296,25 @@ def test_the_walk_resolves_what_an_import_loads(source, expected):
     modules = {"grader", "grader.wire", "grader.wire.protocol", "grader.judge", "grader.judge.checks",
                "grader.judge.timing", "grader.catalogue", "grader.perf"}
     assert grader_imports(source, "grader.learner.runner", modules) == expected
+
+
+# --- one learner loader ----------------------------------------------------------------------------
+
+#: The one module that runs a file as a module: every process that imports a learner's file goes
+#: through it (the learner's process, `grade show`'s child, `grade bench`).
+LOADER = "grader/learner/loader.py"
+#: Other modules that run a file by path, none of them a learner's.
+RUNS_COURSE_FILES = {"grader/commands/course_check.py": "the checkout's tools/new_exercise.py"}
+
+
+def runs_a_file(source: str) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr in ("exec_module", "spec_from_file_location", "run_path")
+               for node in ast.walk(ast.parse(source)))
+
+
+def test_a_learner_file_is_imported_by_the_one_loader():
+    running = sorted(path.relative_to(ROOT).as_posix() for path in shipped_modules() if runs_a_file(path.read_text()))
+    assert LOADER in running, "the walk no longer sees the loader: is runs_a_file right?"
+    others = [module for module in running if module != LOADER and module not in RUNS_COURSE_FILES]
+    assert not others, (f"{others} import a file by path: import a learner's file with "
+                        "grader.learner.loader.import_file, so every process loads it one way")

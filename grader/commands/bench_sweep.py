@@ -429,16 +429,20 @@ def config_for(number: int) -> BenchConfig:
 
 
 def import_learner(path: Path) -> tuple[Any, str | None]:
-    """(module, None), or (None, a sentence) when the file cannot be imported."""
-    import importlib.util
+    """(module, None), or (None, a sentence) when the file cannot be imported.
 
+    The file runs here, in the `grade` process, through the learner's loader
+    (`grader.learner.loader`) but not in the sandbox: the contract of `grade bench` is that it decides
+    nothing. It writes no verdict, no progress (it reads the progress file, never writes it) and no
+    score, and `grade batch` never benches a class's files; what it times is the learner's own
+    file, with the learner's own rights, as ``python exercises/exNN_slug.py`` would run it. A file
+    that patches the timer or the baselines fools only its own plot.
+    """
+    from grader.learner import loader
     from grader.wire.failures import describe_exception
 
     try:
-        spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+        module = loader.import_file(path)
     except Exception as exc:
         return None, f"importing {path} failed: {describe_exception(exc, str(path))}"
     return module, None

@@ -43,8 +43,6 @@ verdict, never deciding it.
 
 from __future__ import annotations
 
-import base64
-import pickle
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -52,7 +50,7 @@ from typing import Any, Callable
 
 import torch
 
-from grader.wire import guards
+from grader.wire import guards, protocol
 from grader.wire.failures import GradeFailure
 
 #: Input sets per round, at least and at most, and rounds per measurement (the median round decides).
@@ -91,24 +89,6 @@ class Timing:
                 "dobench_ms": None if self.dobench_ms is None else round(self.dobench_ms, 5),
                 "dobench_ratio": None if not self.dobench_ms else round(self.dobench_ms / self.ms, 4),
                 "outputs_copied": self.copied}
-
-
-def _share(value):
-    """Judge -> learner: a CUDA tensor as the arguments torch needs to open it in another process."""
-    from torch.multiprocessing import reductions
-
-    if isinstance(value, torch.Tensor):
-        _, args = reductions.reduce_tensor(value)
-        return {"$cuda": base64.b64encode(pickle.dumps(args)).decode()}
-    if isinstance(value, tuple):
-        return {"$tuple": [_share(v) for v in value]}
-    if isinstance(value, list):
-        return [_share(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _share(v) for k, v in value.items()}
-    from grader.wire import protocol
-
-    return protocol.encode_scalar(value)
 
 
 def _refill(target: list, kwargs: dict, make_set: MakeSet, generator: torch.Generator) -> None:
@@ -172,8 +152,9 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
     probe_generator.manual_seed(seed + 1)
     torch.cuda.synchronize()
     setup = {"op": "timing_setup", "function": fn.__name__,
-             "sets": [{"args": _share(list(args)), "kwargs": _share(dict(kwargs))} for args, kwargs in inputs],
-             "outputs": [_share(slot) for slot in slots]}
+             "sets": [{"args": protocol.encode_shared(list(args)), "kwargs": protocol.encode_shared(dict(kwargs))}
+                      for args, kwargs in inputs],
+             "outputs": [protocol.encode_shared(slot) for slot in slots]}
     process.request(setup, timeout=timeout)
     if twin is not None:
         try:

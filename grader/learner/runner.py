@@ -26,13 +26,9 @@ Requests (`grader.wire.protocol`):
 from __future__ import annotations
 
 import argparse
-import base64
-import importlib.util
 import os
-import pickle
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from grader.wire.results import Kind
@@ -72,16 +68,14 @@ class Runner:
     # --- the learner's module ------------------------------------------------------------------
 
     def import_learner(self) -> dict:
+        from grader.learner import loader
         from grader.wire.failures import describe_exception
 
         path = self.args.learner
-        spec = importlib.util.spec_from_file_location(f"learner_{Path(path).stem}", path)
-        if spec is None or spec.loader is None:
-            return {"ready": False, "kind": Kind.IMPORT, "message": f"cannot import {self.args.display}: is it a Python file?"}
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
         try:
-            spec.loader.exec_module(module)
+            module = loader.import_file(path)
+        except loader.NotAPythonFile:
+            return {"ready": False, "kind": Kind.IMPORT, "message": f"cannot import {self.args.display}: is it a Python file?"}
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt from the file too
             failure = describe_exception(exc, path, display=self.args.display)
             kind = Kind.NOT_IMPLEMENTED if failure.kind == Kind.NOT_IMPLEMENTED else Kind.IMPORT
@@ -301,19 +295,7 @@ class Runner:
     # --- timing (GPU) -------------------------------------------------------------------------
 
     def timing_setup(self, request: dict) -> dict:
-        from torch.multiprocessing import reductions
-
-        def rebuild(item):
-            if isinstance(item, dict) and "$cuda" in item:
-                args = pickle.loads(base64.b64decode(item["$cuda"]))  # from the judge: trusted
-                return reductions.rebuild_cuda_tensor(*args)
-            if isinstance(item, list):
-                return [rebuild(v) for v in item]
-            if isinstance(item, dict):
-                if "$tuple" in item or "$float" in item:
-                    return self.protocol.decode_scalar(item)
-                return {k: rebuild(v) for k, v in item.items()}
-            return item
+        rebuild = self.protocol.decode_shared  # the judge's CUDA tensors, opened in place
 
         fn = getattr(self.module, str(request.get("function")), None)
         if not callable(fn) and not request.get("twin"):

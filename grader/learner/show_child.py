@@ -18,21 +18,10 @@ A crash or a hang is the parent's to report (`grader.commands.show`): nothing is
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
-
-
-def _import(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}: is it a Python file?")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _write(path: str, payload: dict) -> None:
@@ -46,11 +35,12 @@ def record(spec_file: str, learner_file: str, function: str, size: str | None) -
     """The payload described in the module docstring."""
     import torch
 
-    from grader.wire import guards
+    from grader.learner import loader
     from grader.learner.access_map import record_access_map
+    from grader.wire import guards
     from grader.wire.failures import describe_exception
 
-    spec = _import(spec_file, f"grader_show_spec_{Path(spec_file).stem}")
+    spec = loader.import_file(spec_file, prefix="grader_show_spec")
     show_inputs = getattr(spec, "show_inputs", None)
     if show_inputs is None:
         return {"usage": f"{Path(spec_file).stem} takes no tensors: there is no kernel to draw"}
@@ -66,7 +56,7 @@ def record(spec_file: str, learner_file: str, function: str, size: str | None) -
     kwargs = {name: guarded(name, value) for name, value in case.kwargs.items()}
     learner_file = str(Path(learner_file).resolve())
     try:
-        learner = _import(learner_file, f"learner_{Path(learner_file).stem}")
+        learner = loader.import_file(learner_file)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:

@@ -12,18 +12,24 @@ most `MAX_REPLY_BYTES` per reply and treats anything malformed as the runner's f
 the runner sends can say "passed"; replies carry data (outputs, launch records, sentences about
 exceptions) that the judge checks itself.
 
-Values (arguments, results, launch arguments) are JSON with four tagged forms:
+Values (arguments, results, launch arguments) are JSON with five tagged forms:
 
 * ``{"$tensor": {...}}`` a tensor in one of the shared arenas (`grader.wire.arena`): which arena,
   the byte offset and element count of the buffer it lives in, its dtype, shape, strides and
   storage offset (in elements, relative to the buffer), and the device the learner saw it on;
 * ``{"$tuple": [...]}`` a tuple (JSON has only lists);
 * ``{"$float": "inf" | "-inf" | "nan"}`` non-finite floats;
-* ``{"$opaque": "text"}`` anything else, described (a launch argument the judge cannot use).
+* ``{"$opaque": "text"}`` anything else, described (a launch argument the judge cannot use);
+* ``{"$cuda": "..."}`` a CUDA tensor of the judge's, opened by the learner's process through CUDA's
+  inter-process memory (the timed calls' inputs and output slots, `grader.judge.timing`): what
+  ``torch.multiprocessing`` needs to open it, pickled. Only the judge writes this form
+  (`encode_shared`) and only the learner's process reads it (`decode_shared`): the judge never
+  unpickles what the learner's process sends.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -151,3 +157,48 @@ class Opaque(str):
 def text(value: Any) -> str:
     """A sentence from the runner, as a bounded plain string."""
     return str(value)[:MAX_TEXT] if value is not None else ""
+
+
+# --- CUDA tensors shared with the learner's process (judge -> learner only) -------------------------
+
+def encode_shared(value: Any) -> Any:
+    """A value whose tensors are the judge's CUDA tensors, for the learner's process to open in place."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        import pickle
+
+        from torch.multiprocessing import reductions
+
+        _, args = reductions.reduce_tensor(value)
+        return {"$cuda": base64.b64encode(pickle.dumps(args)).decode()}
+    if isinstance(value, tuple):
+        return {"$tuple": [encode_shared(v) for v in value]}
+    if isinstance(value, list):
+        return [encode_shared(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode_shared(v) for k, v in value.items()}
+    return encode_scalar(value)
+
+
+def decode_shared(value: Any) -> Any:
+    """The inverse of `encode_shared`, in the learner's process: each ``$cuda`` becomes a tensor on the
+    judge's memory (the pickle comes from the judge, which started this process)."""
+    if isinstance(value, list):
+        return [decode_shared(v) for v in value]
+    if isinstance(value, dict):
+        if "$cuda" in value:
+            import pickle
+
+            from torch.multiprocessing import reductions
+
+            return reductions.rebuild_cuda_tensor(*pickle.loads(base64.b64decode(value["$cuda"])))
+        if "$tuple" in value:
+            items = value["$tuple"]
+            if not isinstance(items, list):
+                raise ProtocolError("a malformed tuple")
+            return tuple(decode_shared(v) for v in items)
+        if "$float" in value or "$opaque" in value or "$tensor" in value:
+            return decode_scalar(value)
+        return {str(k): decode_shared(v) for k, v in value.items()}
+    return value
