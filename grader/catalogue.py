@@ -10,7 +10,7 @@ checkout, the learner files the course's own tests grade against it (``wrong/``,
 The CLI (`grade list`, `grade exercise N`, `grade hint N`), the course's own tests and the site read
 `EXERCISES`. This module imports nothing but the standard library (the site's scripts load it by path).
 
-Floors are fractions of the bandwidth ceiling measured on the learner's own GPU (see `grader.perf`).
+Floors are fractions of the bandwidth ceiling measured on the learner's own GPU (see `grader.bandwidth`).
 Each one carries the measurement that justifies it.
 """
 

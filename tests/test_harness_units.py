@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from grader import catalogue, perf
+from grader import bandwidth, catalogue
 from grader.commands import report
 from grader.judge import compare
 from grader.wire import guards
@@ -24,35 +24,35 @@ def test_vector_add_byte_model_counts_two_reads_and_one_write():
 
 
 def test_gbps_is_bytes_over_time():
-    assert perf.gbps(4_000_000_000, 1.0) == pytest.approx(4000.0)
-    assert perf.gbps(3 * 2**30, 0.73734) == pytest.approx(4368.7, rel=1e-4)  # the H200 figure
+    assert bandwidth.gbps(4_000_000_000, 1.0) == pytest.approx(4000.0)
+    assert bandwidth.gbps(3 * 2**30, 0.73734) == pytest.approx(4368.7, rel=1e-4)  # the H200 figure
 
 
 @pytest.mark.parametrize("fraction,passed", [(0.5, False), (0.79, False), (0.8, True), (1.0, True), (1.02, True), (1.2, False)])
 def test_fraction_verdict(fraction, passed):
-    ok, sentence = perf.fraction_verdict(fraction, 0.8)
+    ok, sentence = bandwidth.fraction_verdict(fraction, 0.8)
     assert ok is passed
-    if fraction > perf.MEASUREMENT_ERROR_FRACTION:
+    if fraction > bandwidth.MEASUREMENT_ERROR_FRACTION:
         assert "measurement error" in sentence
 
 
 def test_ceiling_cache_round_trip_is_keyed_by_gpu_and_driver(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
-    ceiling = perf.Ceiling(gpu="NVIDIA H200", driver="580.159.04", ceiling_gbps=4365.8, copy_gbps=4207.5,
+    ceiling = bandwidth.Ceiling(gpu="NVIDIA H200", driver="580.159.04", ceiling_gbps=4365.8, copy_gbps=4207.5,
                            add_gbps=4365.8, buffer_bytes=1 << 30, measured_at="2026-11-30", torch="2.11")
-    perf.store_cached(ceiling)
-    assert perf.load_cached("NVIDIA H200", "580.159.04") == ceiling
-    assert perf.load_cached("NVIDIA H200", "590.00") is None  # a new driver measures again
-    assert perf.load_cached("NVIDIA H100", "580.159.04") is None
-    other = perf.Ceiling(**{**ceiling.__dict__, "gpu": "NVIDIA H100", "ceiling_gbps": 3000.0})
-    perf.store_cached(other)
-    assert perf.load_cached("NVIDIA H200", "580.159.04").ceiling_gbps == 4365.8
+    bandwidth.store_cached(ceiling)
+    assert bandwidth.load_cached("NVIDIA H200", "580.159.04") == ceiling
+    assert bandwidth.load_cached("NVIDIA H200", "590.00") is None  # a new driver measures again
+    assert bandwidth.load_cached("NVIDIA H100", "580.159.04") is None
+    other = bandwidth.Ceiling(**{**ceiling.__dict__, "gpu": "NVIDIA H100", "ceiling_gbps": 3000.0})
+    bandwidth.store_cached(other)
+    assert bandwidth.load_cached("NVIDIA H200", "580.159.04").ceiling_gbps == 4365.8
 
 
 def test_corrupt_ceiling_cache_is_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
     (tmp_path / "ceilings.json").write_text("{not json")
-    assert perf.load_cached("NVIDIA H200", "580") is None
+    assert bandwidth.load_cached("NVIDIA H200", "580") is None
 
 
 def _guarded_out(n=10, dtype=torch.float32):
@@ -206,22 +206,22 @@ GiB = 1 << 30
     (None, 0.25, 130, 8),       # no byte model (exercise 7 times FLOPs): SETS
 ])
 def test_rounds_are_sized_to_outlast_their_fixed_cost(fastest_ms, set_gib, free_gib, sets):
-    from grader.judge import timing
+    from grader.judge import clock
 
-    assert timing.sets_for(fastest_ms, int(set_gib * GiB), int(free_gib * GiB)) == sets
+    assert clock.sets_for(fastest_ms, int(set_gib * GiB), int(free_gib * GiB)) == sets
 
 
 def test_a_round_of_sized_sets_lasts_round_ms_at_the_ceiling():
-    from grader.judge import timing
+    from grader.judge import clock
 
-    k = timing.sets_for(0.2, 1 << 20, 100 * GiB)
-    assert k * 0.2 >= timing.ROUND_MS > (k - 1) * 0.2
+    k = clock.sets_for(0.2, 1 << 20, 100 * GiB)
+    assert k * 0.2 >= clock.ROUND_MS > (k - 1) * 0.2
 
 
 def test_a_set_counts_its_tensors_and_the_output_slot_beside_them():
-    from grader.judge import timing
+    from grader.judge import clock
 
     x, y = torch.empty(1000), torch.empty(10, dtype=torch.float16)
     out = torch.empty(250)
     view = torch.empty(2000)[:100]  # a view holds its whole storage on the card
-    assert timing.set_bytes([x, y, 3.0], {"z": view}, out) == 4000 + 20 + 8000 + 1000
+    assert clock.set_bytes([x, y, 3.0], {"z": view}, out) == 4000 + 20 + 8000 + 1000

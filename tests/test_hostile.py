@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalogue
-from grader.commands import batch, isolation, static_check
+from grader.commands import batch, isolation, source_allowlist
 from grader.learner import sandbox
 from grader.wire.results import Kind
 from tests.hostile_corpus import (ONE_CHECK, ROOT, TOKEN_VARIABLE, HostileFile, RunProcesses, changed, copy_into,
@@ -346,7 +346,7 @@ def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_pat
     assert [(c.name, c.kind) for c in run.checks] == [("honesty", Kind.REJECTED)]
     message = run.checks[0].message
     assert message.startswith("the class grader refuses this file: line "), message
-    found = static_check.findings(static_check.read_source(path))
+    found = source_allowlist.findings(source_allowlist.read_source(path))
     assert str(found[0]) in message, message
     named = " ".join(str(f) for f in found)
     assert any(word in named for flag in hostile.static_flags for word in FLAG_FINDINGS[flag]), (
@@ -355,7 +355,7 @@ def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_pat
 
 
 #: The files that go around a deny-list: a builtin under an alias, a chain past its first link, a module as
-#: a value, dynamic attribute access (tests/test_static_check.py holds the check to each form line by line).
+#: a value, dynamic attribute access (tests/test_source_allowlist.py holds the check to each form line by line).
 AROUND_A_DENY_LIST = [f for f in STATIC_REJECTED
                       if set(f.static_flags) & {"alias of exec", "alias of eval", "alias of open", "__import__",
                                                 "a builtin's name bound", "vars", "globals", "os.path.sys",
@@ -411,7 +411,7 @@ def test_a_wrong_kernel_fails_the_judges_comparison_whatever_the_file_forges(hos
 @pytest.mark.parametrize("hostile", _cases(UNNAMED_OUTSIDE_WATCH, [f for f in UNNAMED_OUTSIDE_WATCH if f.exercise == 1]))
 def test_work_hidden_in_a_triton_callback_is_caught_in_grade_exercise(hostile, tmp_path, processes):
     path = copy_into(hostile.path, tmp_path / "submission")
-    assert static_check.findings(static_check.read_source(path)) == []  # nothing to name: only running tells
+    assert source_allowlist.findings(source_allowlist.read_source(path)) == []  # nothing to name: only running tells
     run = _grade(hostile, path)
     counted = _counted(run)
     assert run.fatal is None and len(counted) == 1 and not run.passed
@@ -460,7 +460,7 @@ def test_a_robustness_file_is_graded_right_within_its_clock(hostile, tmp_path, p
         assert not any("outside its tensors" in m for m in said), said
     if hostile.path.stem == "latin1_coding":  # the class grader reads it as Python does, too
         assert batch.precheck(path) is None
-        assert static_check.findings(static_check.read_source(path)) == []  # so strict grading is this grading
+        assert source_allowlist.findings(source_allowlist.read_source(path)) == []  # so strict grading is this grading
     if hostile.path.stem == "stderr_flood":  # what comes back is a bounded tail, not the flood
         assert len(json.dumps(run.to_json())) < 1 << 20
     assert processes.survivors() == [], "a process the file started outlived grading"

@@ -385,7 +385,7 @@ def _copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_torch_ops_run_inside_a_kernels_programs_are_recorded_as_the_learners():
-    from grader.learner.watch import Watch
+    from grader.learner.call_watch import Watch
 
     x, out = torch.arange(5, dtype=torch.float32), torch.empty(5)
     with Watch(intercept_allocations=False) as plain:  # the interpreter's own copies are not the learner's
@@ -419,18 +419,18 @@ def _front_end(kernel, signature: dict, constexprs: dict) -> None:
 
 def _front_end_ops() -> list[str]:
     """The torch ops the watch records while the compiler's front end builds `_copy_kernel`, inside a launch."""
-    from grader.learner import watch
+    from grader.learner import call_watch
 
     interpreter_fixes.apply_compiled()
     x = torch.arange(5, dtype=torch.float32)
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
     _PENDING_WORK.append(lambda: torch.exp(x))
-    with watch.Watch(intercept_allocations=False) as compiled:
-        depth, watch._State.depth = watch._State.depth, 1  # as inside a launch, where Triton's own ops run
+    with call_watch.Watch(intercept_allocations=False) as compiled:
+        depth, call_watch._State.depth = call_watch._State.depth, 1  # as inside a launch, where Triton's own ops run
         try:
             _front_end(_copy_kernel, signature, {(3,): 8})
         finally:
-            watch._State.depth = depth
+            call_watch._State.depth = depth
             _PENDING_WORK.clear()
     return compiled.result.computed
 

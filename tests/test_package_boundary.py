@@ -200,7 +200,7 @@ MUST_NOT_REACH = {"learner": ("judge", "commands"), "wire": ("judge", "learner",
 SHARED = {
     "grader": "the package's docstring and version",
     "grader.catalogue": "the exercises, read from their manifests",
-    "grader.perf": "GPU timing, the measured ceiling and the fraction: the judge's check, the learner "
+    "grader.bandwidth": "GPU timing, the measured ceiling and the fraction: the judge's check, the learner "
                    "process's cross-check and `grade bench` all time with it",
 }
 
@@ -278,8 +278,8 @@ def test_every_core_module_is_on_a_side_or_shared_by_all():
     ({"grader.learner.runner": {"grader.wire.protocol"}, "grader.wire.protocol": set()}, []),
     ({"grader.learner.runner": {"grader.catalogue"}, "grader.catalogue": {"grader.judge.checks"}},
      ["grader.learner.runner -> grader.catalogue -> grader.judge.checks"]),
-    ({"grader.wire.results": {"grader.learner.watch"}}, ["grader.wire.results -> grader.learner.watch"]),
-    ({"grader.judge.checks": {"grader.learner.watch", "grader.wire.guards"}}, []),
+    ({"grader.wire.results": {"grader.learner.call_watch"}}, ["grader.wire.results -> grader.learner.call_watch"]),
+    ({"grader.judge.checks": {"grader.learner.call_watch", "grader.wire.guards"}}, []),
     ({"grader.judge.plugin": {"grader.commands.report"}}, ["grader.judge.plugin -> grader.commands.report"]),
 ])
 def test_a_crossing_is_found_through_any_chain(graph, expected):
@@ -289,12 +289,12 @@ def test_a_crossing_is_found_through_any_chain(graph, expected):
 @pytest.mark.parametrize("source,expected", [
     ("from grader.wire import protocol", {"grader", "grader.wire", "grader.wire.protocol"}),
     ("def f():\n    from grader.judge.checks import run_case\n", {"grader", "grader.judge", "grader.judge.checks"}),
-    ("import grader.judge.timing as clock", {"grader", "grader.judge", "grader.judge.timing"}),
-    ("from grader import catalogue, perf", {"grader", "grader.catalogue", "grader.perf"}),
+    ("import grader.judge.clock as clock", {"grader", "grader.judge", "grader.judge.clock"}),
+    ("from grader import catalogue, bandwidth", {"grader", "grader.catalogue", "grader.bandwidth"}),
 ])
 def test_the_walk_resolves_what_an_import_loads(source, expected):
     modules = {"grader", "grader.wire", "grader.wire.protocol", "grader.judge", "grader.judge.checks",
-               "grader.judge.timing", "grader.catalogue", "grader.perf"}
+               "grader.judge.clock", "grader.catalogue", "grader.bandwidth"}
     assert grader_imports(source, "grader.learner.runner", modules) == expected
 
 

@@ -90,10 +90,10 @@ class Submission:
 
 def precheck(path: Path) -> str | None:
     """A sentence when the file cannot be graded at all (not text, does not parse); None if it can."""
-    from grader.commands import static_check
+    from grader.commands import source_allowlist
 
     try:
-        source = static_check.read_source(path)
+        source = source_allowlist.read_source(path)
     except UnicodeDecodeError as exc:
         return (f"{path.name} is not text in its declared encoding (UTF-8 unless a coding line says otherwise; "
                 f"byte {exc.start}): is it a Python file?")

@@ -7,14 +7,14 @@ repeated here: it is the spec's function the manifest names (``byte_model``, ``m
 called with the shape's values and ``element_size``, so the bench and the grader can never
 disagree about what "GB/s" means.
 
-Each size times, with `grader.perf.time_ms` (median, L2 flushed):
+Each size times, with `grader.bandwidth.time_ms` (median, L2 flushed):
 
 * **yours**: the learner's function, after checking its output against the first baseline;
   a wrong or failing result is kept as a row with an ``error`` and is not plotted;
 * each **PyTorch baseline** (eager), and **torch.compile** of the first one where the config
   asks for it (where Inductor can fuse what eager cannot);
 * **copy**: ``out.copy_(x)`` over the output's bytes, the best a memory-bound kernel of this size
-  can hope for; the measured ceiling (`grader.perf.measure_ceiling`) is drawn as a line.
+  can hope for; the measured ceiling (`grader.bandwidth.measure_ceiling`) is drawn as a line.
 
 The sweep takes its timer, ceiling and device as arguments, so the course's tests run it on
 CPU with a fake timer and check the table, JSON and plot it writes.
@@ -454,7 +454,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
 
     Raises BenchUnavailable when the bench cannot run at all (no GPU, no bench for exercise N).
     """
-    from grader import perf
+    from grader import bandwidth
     from grader.commands import progress_file
     from grader.learner import mode
 
@@ -478,8 +478,8 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
     if not progress_file.load().passed(number) and path == exercise.learner_path:
         console.print(f"[yellow]Exercise {number} is not passed yet: a wrong result is reported, not timed.[/]")
 
-    info = perf.gpu_info()
-    ceiling, _ = perf.measure_ceiling()
+    info = bandwidth.gpu_info()
+    ceiling, _ = bandwidth.measure_ceiling()
     free, _ = torch.cuda.mem_get_info()
     kernels = 1 + len(config.baselines) + (1 if compile and config.compile else 0) + (config.metric == "gbps")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -491,7 +491,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
         def step(what: str) -> None:
             bar.update(task, advance=1, description=what)
 
-        rows = sweep(config, function, device="cuda", time_ms=perf.time_ms, ceiling_gbps=ceiling.ceiling_gbps,
+        rows = sweep(config, function, device="cuda", time_ms=bandwidth.time_ms, ceiling_gbps=ceiling.ceiling_gbps,
                      nbytes=nbytes, dtype=dtype, compile=compile, learner_error=problem, free_bytes=free,
                      on_step=step)
 
@@ -502,7 +502,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
     meta = {"exercise": number, "gpu": info.name, "driver": info.driver, "torch": torch.__version__,
             "triton": triton.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
-            "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
+            "spec_gbps": None if (spec := bandwidth.spec_peak_gbps()) is None else round(spec, 1),
             "dtype": dtype_label, "learner_file": str(path), "command": f"grade bench {number}"}
     folder = out_dir or progress_file.state_dir() / "bench"
     stem = f"ex{number:02d}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -350,18 +350,18 @@ def cmd_doctor(args, console: Console) -> int:
         rows.append(("triton", f"cannot import: {exc}"))
     rows.append(("mode", "gpu" if selected == "gpu" else "interpreter (TRITON_INTERPRET=1): correctness only, "
                  "performance not measured"))
-    from grader import perf
+    from grader import bandwidth
 
-    rows.append(("ceiling cache", str(perf.cache_path())))
+    rows.append(("ceiling cache", str(bandwidth.cache_path())))
     if selected == "gpu":
-        info = perf.gpu_info()
+        info = bandwidth.gpu_info()
         rows += [("gpu", f"{info.name} (compute capability {info.capability}, {info.sm_count} SMs, "
                          f"L2 {info.l2_bytes / 2**20:.0f} MiB, {info.total_bytes / 2**30:.0f} GiB)"),
                  ("driver", info.driver), ("cuda (torch)", str(torch.version.cuda))]
-        spec = perf.spec_peak_gbps()
+        spec = bandwidth.spec_peak_gbps()
         rows.append(("datasheet peak", f"{spec:.0f} GB/s (NVML: memory clock x bus width x 2)" if spec else
                      "unknown (NVML unavailable)"))
-        ceiling, cached = perf.measure_ceiling(refresh=args.refresh)
+        ceiling, cached = bandwidth.measure_ceiling(refresh=args.refresh)
         share = f", {ceiling.ceiling_gbps / spec:.0%} of the datasheet" if spec else ""
         rows.append(("measured ceiling", f"{ceiling.ceiling_gbps:.0f} GB/s (copy {ceiling.copy_gbps:.0f}, add "
                      f"{ceiling.add_gbps:.0f}; {ceiling.buffer_bytes / 2**20:.0f} MiB buffers{share}; "

@@ -3,7 +3,7 @@
 `run_checks` is what ``grade exercise``, ``grade watch`` and ``grade batch`` call. It
 
 1. reads the file's source (as Python decodes it) and runs the static honesty check
-   (`grader.commands.static_check`): in strict mode (class grading) a file with findings is refused with
+   (`grader.commands.source_allowlist`): in strict mode (class grading) a file with findings is refused with
    one failed check, otherwise the findings become a notice;
 2. starts the judge (`grader.judge`), which runs the exercise's spec and starts the learner's own
    process in a sandbox (`grader.learner.sandbox`); the judge never imports the learner's file, and the
@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.commands import static_check
+from grader.commands import source_allowlist
 from grader.learner import sandbox
 from grader.catalogue import ROOT, Exercise
 from grader.wire.results import CheckRecord, Kind, RunResult, apply_event
@@ -74,20 +74,20 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     clock = file_timeout or FILE_TIMEOUT
 
     try:
-        source = static_check.read_source(path)
+        source = source_allowlist.read_source(path)
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
         result.fatal = f"{display} cannot be read as Python source: {exc}"
         return result
-    found = static_check.findings(source, display)
+    found = source_allowlist.findings(source, display)
     if found and not strict and not _parses(source):
         found = []  # the import check says so first, with the line: a notice would say it twice
     if found:
         if strict:
-            result.checks = [CheckRecord("static_check", "honesty", False, message=static_check.sentence(found, strict=True),
+            result.checks = [CheckRecord("static_check", "honesty", False, message=source_allowlist.sentence(found, strict=True),
                                          kind=Kind.REJECTED)]
             result.wall_seconds = time.monotonic() - started
             return result
-        result.notices.append(static_check.sentence(found, strict=False))
+        result.notices.append(source_allowlist.sentence(found, strict=False))
 
     collected: dict[str, str] = {}
     done: dict[str, CheckRecord] = {}

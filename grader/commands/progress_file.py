@@ -37,7 +37,7 @@ from grader.catalogue import ROOT
 VERSION = 1
 #: The one place that says what "when" looks like in the progress file and on screen.
 TIME_FORMAT = "%Y-%m-%d %H:%M"
-#: grader.perf.MEASUREMENT_ERROR_FRACTION, repeated so that `grade list` never imports torch.
+#: grader.bandwidth.MEASUREMENT_ERROR_FRACTION, repeated so that `grade list` never imports torch.
 PLAUSIBLE_FRACTION = 1.03
 
 

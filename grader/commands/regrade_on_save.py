@@ -1,6 +1,6 @@
 """`grade watch [N]`: re-grade an exercise every time its file is saved.
 
-(Not `grader.learner.watch`, which records the kernel launches and torch ops of one graded call.)
+(Not `grader.learner.call_watch`, which records the kernel launches and torch ops of one graded call.)
 
 The loop is written so it can be tested without a terminal or a file system watcher:
 `watch_loop` takes any iterable of change batches (what `watchfiles.watch` yields: sets of

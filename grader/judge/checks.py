@@ -7,7 +7,7 @@ process that decides verdicts and never imports learner code. Its tests make inp
 1. copies each input into a NaN-guarded buffer (`grader.wire.guards`) in the memory the judge shares
    with the learner's process (`grader.wire.arena`),
 2. calls the learner's function there (`grader.judge.learner_process`): launches, torch ops and
-   poisoned output allocations are watched on that side (`grader.learner.watch`, help for honest
+   poisoned output allocations are watched on that side (`grader.learner.call_watch`, help for honest
    mistakes) and the outputs come back as the whole guarded buffers,
 3. turns an exception into a sentence (`grader.wire.failures`),
 4. checks that a Triton kernel was launched, that torch did not compute or fill anything,
@@ -17,7 +17,7 @@ process that decides verdicts and never imports learner code. Its tests make inp
 
 `expect_traffic` holds the bytes the kernels moved (counted in Triton's interpreter) to the
 lesson; `measure_bandwidth` is the GPU-only performance check, timed by the judge's clock
-(`grader.judge.timing`).
+(`grader.judge.clock`).
 
 An input the function is meant to overwrite (exercise 10 writes the gradient into ``logits``) is
 named in ``run_case(..., inplace={"logits": expected})``: every element of its view must then be
@@ -42,7 +42,7 @@ from grader.judge.compare import Tolerance, dtype_name, expect_close
 from grader.wire.failures import GradeFailure, describe_exception
 from grader.judge.learner_process import CallOutcome, LearnerFunction
 from grader.wire.results import CheckRecord, Kind, PerformanceRecord
-from grader.learner.watch import Launch, Watch
+from grader.learner.call_watch import Launch, Watch
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -580,7 +580,7 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
                       lines: Callable[[PerformanceRecord], list[str]] | None = None,
                       least_hbm_bytes: int | None = None,
                       snapshot: Callable[[list, dict], Any] | None = None) -> PerformanceRecord:
-    """GPU only: time the learner's function by the judge's clock (`grader.judge.timing`) and turn it
+    """GPU only: time the learner's function by the judge's clock (`grader.judge.clock`) and turn it
     into GB/s and a fraction of this GPU's ceiling.
 
     ``make_set(generator)`` returns one input set ``(args, kwargs)`` on the GPU (the judge makes
@@ -588,7 +588,7 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
     full; ``nbytes`` is the exercise's *minimum* byte model for one call (each input read once,
     each output written once); ``output_like(args, kwargs)`` gives the output's shape and dtype
     (default: like the first argument); ``snapshot`` is for functions that overwrite their inputs
-    (`grader.judge.timing.time_learner`). Records the result on the check and raises GradeFailure
+    (`grader.judge.clock.time_learner`). Records the result on the check and raises GradeFailure
     when the fraction is under the floor or impossibly high.
 
     ``least_hbm_bytes``: for an algorithm that reads its input more than once, the bytes the memory
@@ -596,8 +596,8 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
     the second read can hit the 60 MB L2 of an H200). A fraction above 100% by ``nbytes`` is then
     a cache hit, not a measurement error, as long as ``least_hbm_bytes`` stays under the ceiling.
     """
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     generator = torch.Generator(device="cuda")
     generator.manual_seed(0)
@@ -605,24 +605,24 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
     like = output_like(args, kwargs) if output_like else args[0]
     like = torch.empty(like.shape, dtype=like.dtype, device="cuda")
     del args, kwargs
-    ceiling, cached = perf.measure_ceiling()
+    ceiling, cached = bandwidth.measure_ceiling()
     # No call can move the bytes the memory must move faster than the ceiling: the judge sizes its rounds
-    # from that (`grader.judge.timing.sets_for`).
-    fastest_ms = min(nbytes, least_hbm_bytes or nbytes) / (ceiling.ceiling_gbps * perf.GB) * 1e3
-    timed = timing.time_learner(fn, make_set, verify, output_like=like, snapshot=snapshot, fastest_call_ms=fastest_ms)
-    achieved = perf.gbps(nbytes, timed.ms)
+    # from that (`grader.judge.clock.sets_for`).
+    fastest_ms = min(nbytes, least_hbm_bytes or nbytes) / (ceiling.ceiling_gbps * bandwidth.GB) * 1e3
+    timed = clock.time_learner(fn, make_set, verify, output_like=like, snapshot=snapshot, fastest_call_ms=fastest_ms)
+    achieved = bandwidth.gbps(nbytes, timed.ms)
     fraction = achieved / ceiling.ceiling_gbps
-    passed, verdict = perf.fraction_verdict(fraction, floor)
+    passed, verdict = bandwidth.fraction_verdict(fraction, floor)
     least_fraction = None
     if least_hbm_bytes is not None:
-        least_fraction = perf.gbps(least_hbm_bytes, timed.ms) / ceiling.ceiling_gbps
-        if fraction > perf.MEASUREMENT_ERROR_FRACTION and least_fraction <= perf.MEASUREMENT_ERROR_FRACTION:
+        least_fraction = bandwidth.gbps(least_hbm_bytes, timed.ms) / ceiling.ceiling_gbps
+        if fraction > bandwidth.MEASUREMENT_ERROR_FRACTION and least_fraction <= bandwidth.MEASUREMENT_ERROR_FRACTION:
             passed = fraction >= floor
             verdict = (f"{fraction:.0%} of the ceiling by the algorithm's byte count, more than the memory "
                        f"delivers: the L2 cache served part of the re-reads ({least_fraction:.0%} by the "
                        f"{least_hbm_bytes:,} bytes the memory must move at least; floor {floor:.0%})")
-    info = perf.gpu_info()
-    spec = perf.spec_peak_gbps()
+    info = bandwidth.gpu_info()
+    spec = bandwidth.spec_peak_gbps()
     launches = fn.last.launches if isinstance(fn, LearnerFunction) and fn.last else []
     record = PerformanceRecord(
         passed=passed, verdict=verdict, fraction=round(fraction, 4), floor=floor,
@@ -636,7 +636,7 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
         record.details.update(least_hbm_bytes=least_hbm_bytes, least_fraction=round(least_fraction, 4))
     if timed.dobench_ms:
         record.lines.append(f"cross-check: triton.testing.do_bench in your process measured {timed.dobench_ms * 1000:.1f} µs "
-                            f"per call ({perf.gbps(nbytes, timed.dobench_ms):.0f} GB/s); the verdict uses the "
+                            f"per call ({bandwidth.gbps(nbytes, timed.dobench_ms):.0f} GB/s); the verdict uses the "
                             "grader's own clock")
     if lines is not None:
         record.lines[:0] = lines(record)

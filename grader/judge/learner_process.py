@@ -36,7 +36,7 @@ from grader.learner import sandbox
 from grader.wire import arena, guards, protocol
 from grader.wire.failures import GradeFailure
 from grader.wire.results import Kind
-from grader.learner.watch import Launch
+from grader.learner.call_watch import Launch
 
 #: Seconds the learner's file may take to import (Triton and torch are imported before the clock
 #: of each check starts, but the file itself may run anything at import).
@@ -150,7 +150,7 @@ class LearnerProcess:
         self.clock_seconds: float | None = None  # its length in seconds
         self.on_call: Callable[[CallOutcome], None] | None = None  # the plugin counts launches per call
         self._buffers: list[list] = []  # [start, end, buffer, device] of every buffer in the in arena
-        #: The course's twin process for the judge's clock (`grader.learner.timing_twin`), on a GPU.
+        #: The course's twin process for the judge's clock (`grader.learner.clock_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
 
     # --- lifetime ---------------------------------------------------------------------------------

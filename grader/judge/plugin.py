@@ -158,11 +158,11 @@ def pytest_configure(config):
     session.process = process
     process.start()  # the learner's file is imported while pytest collects the checks
     if gpu:
-        # The twin of the GPU timing (grader.learner.timing_twin): the course's own process, started now so
+        # The twin of the GPU timing (grader.learner.clock_twin): the course's own process, started now so
         # that it is ready when a performance check needs it.
         from grader.catalogue import ROOT
 
-        process.twin = LearnerProcess(ROOT / "grader" / "learner" / "timing_twin.py", display="grader/learner/timing_twin.py", mode="gpu")
+        process.twin = LearnerProcess(ROOT / "grader" / "learner" / "clock_twin.py", display="grader/learner/clock_twin.py", mode="gpu")
         process.twin.start()
     session.events.write("mode", mode=session.mode, device="cuda" if gpu else "cpu", seed=seed,
                          versions={"triton": _version("triton"), "torch": torch.__version__,

@@ -556,13 +556,13 @@ def record_access_map(fn: Callable, inputs: dict[str, Any], kwargs: dict[str, An
     Tensors in ``inputs`` and ``kwargs`` must already be views into guarded buffers
     (`grader.wire.guards.guard_input`): their buffers are watched whole, so touches of the guards
     are recorded too. Outputs ``fn`` allocates are guarded and watched as it allocates them
-    (`grader.learner.watch.Watch`); the one it returns is named ``out``; a torch fill (``zeros_like``)
+    (`grader.learner.call_watch.Watch`); the one it returns is named ``out``; a torch fill (``zeros_like``)
     is named like an allocation. Tensors torch computes and ``fn`` passes to a kernel are watched
     under the kernel argument's name. When ``fn`` raises,
     the map keeps what was touched before, and ``error`` says what happened in a sentence.
     """
     from grader.wire.failures import describe_exception
-    from grader.learner.watch import Watch
+    from grader.learner.call_watch import Watch
 
     kwargs = dict(kwargs or {})
     interpreter, reason = hooks.hook_points("access map")

@@ -14,11 +14,11 @@ itself.
 Requests (`grader.wire.protocol`):
 
 * ``call``: call one of the learner's functions on arguments in the ``in`` arena, watched
-  (`grader.learner.watch.Watch`), optionally counting the bytes its kernels move (`grader.learner.traffic`) or
+  (`grader.learner.call_watch.Watch`), optionally counting the bytes its kernels move (`grader.learner.traffic`) or
   the GPU memory it allocates; tensors marked ``cuda`` are copied to the GPU first and back after.
 * ``reset``: start filling the ``out`` arena from the beginning (a new check).
 * ``timing_setup`` / ``timing_go`` / ``timing_dobench``: the GPU timing the judge's clock
-  decides by (`grader.judge.timing`).
+  decides by (`grader.judge.clock`).
 * ``exit``: leave at once (``os._exit``: a learner's non-daemon thread or ``atexit`` hook cannot
   keep the process alive; the judge kills it anyway after a moment).
 """
@@ -191,7 +191,7 @@ class Runner:
     def call(self, request: dict) -> dict:
         from grader.learner import traffic
         from grader.wire.failures import describe_exception
-        from grader.learner.watch import Watch
+        from grader.learner.call_watch import Watch
 
         torch = self.torch
         name = request.get("function")
@@ -308,12 +308,12 @@ class Runner:
     def timing_go(self, request: dict) -> dict:
         """K calls, each output placed in the judge's slot, then one device-wide synchronize."""
         from grader.wire.failures import describe_exception
-        from grader.learner.watch import redirect_allocations
+        from grader.learner.call_watch import redirect_allocations
 
         torch = self.torch
         state = self.timing
         copied = []
-        if request.get("twin"):  # the course's twin (grader.learner.timing_twin): a round with one element of work
+        if request.get("twin"):  # the course's twin (grader.learner.clock_twin): a round with one element of work
             state["slots"][0].view(-1)[:1].fill_(0.25)
             torch.cuda.synchronize()
             return {"ok": True, "copied": []}
@@ -334,13 +334,13 @@ class Runner:
 
     def timing_dobench(self, request: dict) -> dict:
         """The cross-check: triton.testing.do_bench on the first set, in this process."""
-        from grader import perf
+        from grader import bandwidth
 
         state = self.timing
         args, kwargs = state["sets"][0]
         work = lambda: state["fn"](*args, **kwargs)  # noqa: E731
         try:
-            ms = perf.time_ms(work, rep_ms=int(request.get("rep_ms", 100)))
+            ms = bandwidth.time_ms(work, rep_ms=int(request.get("rep_ms", 100)))
         except BaseException as exc:  # noqa: BLE001
             return {"ok": False, "kind": Kind.WRONG, "message": f"do_bench failed: {type(exc).__name__}: {exc}"}
         return {"ok": True, "ms": ms}

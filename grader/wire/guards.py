@@ -7,7 +7,7 @@ Every tensor handed to the learner is a view into a larger buffer:
 * Input guards (and gaps between strided rows) hold NaN with payload ``INPUT_GUARD``: a
   kernel that reads them without a mask gets NaN into its answer.
 * Outputs are allocated by the learner (``torch.empty_like``); the grader intercepts that
-  allocation (see `grader.learner.watch`) and hands back a view whose elements hold NaN with payload
+  allocation (see `grader.learner.call_watch`) and hands back a view whose elements hold NaN with payload
   ``POISON`` (so "left K elements unwritten" can be told apart from a computed NaN) and whose
   guards hold a finite ``SENTINEL``.
 

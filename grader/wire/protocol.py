@@ -21,7 +21,7 @@ Values (arguments, results, launch arguments) are JSON with five tagged forms:
 * ``{"$float": "inf" | "-inf" | "nan"}`` non-finite floats;
 * ``{"$opaque": "text"}`` anything else, described (a launch argument the judge cannot use);
 * ``{"$cuda": "..."}`` a CUDA tensor of the judge's, opened by the learner's process through CUDA's
-  inter-process memory (the timed calls' inputs and output slots, `grader.judge.timing`): what
+  inter-process memory (the timed calls' inputs and output slots, `grader.judge.clock`): what
   ``torch.multiprocessing`` needs to open it, pickled. Only the judge writes this form
   (`encode_shared`) and only the learner's process reads it (`decode_shared`): the judge never
   unpickles what the learner's process sends.

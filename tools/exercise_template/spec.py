@@ -43,11 +43,11 @@ def test_performance(exercise, learner_function, mode):
         pytest.skip("performance: not measured (no GPU)")
     if exercise.floor is None:
         pytest.skip("performance: no floor yet")
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
-    budget = 0.5 / (timing.SETS + 1)
-    n = perf.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=budget)
+    budget = 0.5 / (clock.SETS + 1)
+    n = bandwidth.sized_for_hbm(2 * 4, l2_multiple=16, budget_fraction=budget)
 
     def make_set(generator):
         return [torch.randn(n, device="cuda", generator=generator)], {}

@@ -433,10 +433,10 @@ def last_programs(fn: Callable) -> int | None:
 def measure_softmax_bandwidth(fn, *, n_cols: int, floor: float, minimum_bytes) -> None:
     """GPU: exercises 3 and 4's performance check: ``n_cols``-wide fp32 rows, each input set 8 L2
     sizes or more, every output compared with torch.softmax, timed by the judge's clock."""
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
-    n_rows = max(1, perf.sized_for_hbm(2 * 4, l2_multiple=8, budget_fraction=0.5 / (timing.SETS + 2)) // n_cols)
+    n_rows = max(1, bandwidth.sized_for_hbm(2 * 4, l2_multiple=8, budget_fraction=0.5 / (clock.SETS + 2)) // n_cols)
 
     def make_set(generator):
         return [torch.randn(n_rows, n_cols, device="cuda", generator=generator)], {}

@@ -67,11 +67,11 @@ def test_traffic(learner_function, rng, device):
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     # Each input set 16 L2 sizes (x, y and out); several sets are timed in turns by the judge.
-    n = perf.sized_for_hbm(3 * 4, l2_multiple=16, budget_fraction=0.5 / (timing.SETS + 1))
+    n = bandwidth.sized_for_hbm(3 * 4, l2_multiple=16, budget_fraction=0.5 / (clock.SETS + 1))
 
     def make_set(generator):
         x = torch.randn(n, device="cuda", generator=generator)

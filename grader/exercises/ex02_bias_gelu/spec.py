@@ -356,12 +356,12 @@ def test_performance(exercise, learner_function, mode):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     free, _ = torch.cuda.mem_get_info()
     # Each input set's rows as the single benchmark input had them, within a share of the free memory.
-    m, n = bench_rows(perf.gpu_info().l2_bytes, free // (timing.SETS + 2)), BENCH_N
+    m, n = bench_rows(bandwidth.gpu_info().l2_bytes, free // (clock.SETS + 2)), BENCH_N
 
     def make_set(generator):
         return [torch.randn(m, n, device="cuda", generator=generator),
@@ -374,16 +374,16 @@ def test_performance(exercise, learner_function, mode):
 
     fused, unfused = minimum_bytes(m, n, 4), unfused_bytes(m, n, 4)
     # The eager pair by the same clock, first, so its time is known even when the kernel is under the floor.
-    eager_ms = timing.time_local(lambda x, bias: F.gelu(x + bias), make_set).ms
+    eager_ms = clock.time_local(lambda x, bias: F.gelu(x + bias), make_set).ms
 
     def eager_lines(record) -> list[str]:
         ms = record.ms
         record.details.update({
             "eager_ms": round(eager_ms, 5), "fused_bytes": fused, "unfused_bytes": unfused,
             "bytes_ratio": round(unfused / fused, 4), "time_ratio": round(eager_ms / ms, 4),
-            "eager_gbps_moved": round(perf.gbps(unfused, eager_ms), 1)})
+            "eager_gbps_moved": round(bandwidth.gbps(unfused, eager_ms), 1)})
         return [f"eager x + bias, then gelu: {eager_ms * 1000:.1f} µs moving {unfused / 1e6:.0f} MB "
-                f"({perf.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
+                f"({bandwidth.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
                 f"your fused kernel: {ms * 1000:.1f} µs moving {fused / 1e6:.0f} MB; bytes ratio "
                 f"{unfused / fused:.2f}x, time ratio {eager_ms / ms:.2f}x"]
 

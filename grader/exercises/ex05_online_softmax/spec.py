@@ -366,14 +366,14 @@ def test_traffic(learner_function, rng, device):
 def test_performance(exercise, learner_function, mode):
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     # Rows of 2^20 fp32 columns (4 MiB each): hundreds of them in flight are far more than the L2,
     # so both reads come from HBM and the 3-pass byte count is what the memory really moved.
-    info = perf.gpu_info()
+    info = bandwidth.gpu_info()
     free, _ = torch.cuda.mem_get_info()
-    fits = int(free * 0.4 / (timing.SETS + 1)) // (2 * PERF_COLS * 4)  # input and output of every set
+    fits = int(free * 0.4 / (clock.SETS + 1)) // (2 * PERF_COLS * 4)  # input and output of every set
     n_rows = max(1, min(max(256, 2 * info.sm_count), fits))
 
     def make_set(generator):

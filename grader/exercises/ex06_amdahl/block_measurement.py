@@ -17,16 +17,16 @@ def measure_block(softmax_fn: Callable, *, seq: int, batch: int, device: str = "
                   warmup: int = profiling.WARMUP) -> dict:
     """Profile and time the block with torch.softmax and with ``softmax_fn``; plain numbers and rows.
 
-    ``timer(fn) -> ms`` defaults to `grader.perf.time_ms` (CUDA events, median, L2 flushed);
+    ``timer(fn) -> ms`` defaults to `grader.bandwidth.time_ms` (CUDA events, median, L2 flushed);
     the end-to-end timings alternate the two blocks (A, B, A, B) and keep each one's best median,
     so a drift in clocks during the measurement touches both alike.
     """
-    from grader.learner.watch import count_launches
+    from grader.learner.call_watch import count_launches
 
     if timer is None:
-        from grader import perf
+        from grader import bandwidth
 
-        timer = perf.time_ms
+        timer = bandwidth.time_ms
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     generator = torch.Generator(device=device)
     generator.manual_seed(0)

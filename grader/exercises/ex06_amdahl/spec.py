@@ -636,7 +636,7 @@ def test_performance(learner, mode, check):
     and its numbers come back as data. The verdict is on this file's predictions against them."""
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader import perf
+    from grader import bandwidth
     from grader.judge.learner_process import LearnerProcess
 
     path, why = exercise3_file()
@@ -657,6 +657,6 @@ def test_performance(learner, mode, check):
     measured = reply.get("result")
     if not isinstance(measured, dict):
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} returned no measurement")
-    where = (f"{perf.gpu_info().name}, batch {batch} × seq {GPU_SEQ}, d_model {model.D_MODEL}, "
+    where = (f"{bandwidth.gpu_info().name}, batch {batch} × seq {GPU_SEQ}, d_model {model.D_MODEL}, "
              f"{model.N_HEADS} heads, fp32")
     check_measurement(learner, measured, softmax_source, where, record=check)

@@ -553,9 +553,9 @@ def test_performance(exercise, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf
+    from grader import bandwidth
 
-    from grader.judge import timing
+    from grader.judge import clock
 
     B, H, S, D = PERF_SHAPE
     label = f"B {B}, H {H}, S {S}, D {D}, fp16"
@@ -583,10 +583,10 @@ def test_performance(exercise, learner_function, mode, check):
         ours_ms, sdpa_ms = [], []
         dobench = None
         for _ in range(2):
-            timed = timing.time_learner(learner_function, make_set, verify, output_like=like, rounds=3)
+            timed = clock.time_learner(learner_function, make_set, verify, output_like=like, rounds=3)
             ours_ms.append(timed.ms)
             dobench = dobench or timed.dobench_ms
-            sdpa_ms.append(timing.time_local(sdpa, make_set, rounds=3).ms)
+            sdpa_ms.append(clock.time_local(sdpa, make_set, rounds=3).ms)
         ms, sdpa_best = min(ours_ms), min(sdpa_ms)
         work = flops(B, H, S, S, D, causal)
         tflops, sdpa_tflops = work / (ms * 1e-3) / 1e12, work / (sdpa_best * 1e-3) / 1e12
@@ -603,7 +603,7 @@ def test_performance(exercise, learner_function, mode, check):
                f"{ratio:.0%} of SDPA's throughput ({which}), below the floor of {floor:.0%}"
                + (": does your causal kernel stop at the diagonal, or compute every block and mask it?"
                   if worst["causal"] else ""))
-    info = perf.gpu_info()
+    info = bandwidth.gpu_info()
     lines = [f"attention at {label} on this {info.name} (the grader's clock around calls on fresh inputs, "
              "timed in turns with SDPA):"]
     for r in results:

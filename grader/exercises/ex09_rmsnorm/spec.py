@@ -855,11 +855,11 @@ def test_performance(exercise, learner, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     free, _ = torch.cuda.mem_get_info()
-    m, n, dtype = bench_rows(perf.gpu_info().l2_bytes, free // (timing.SETS + 2)), BENCH_N, torch.bfloat16
+    m, n, dtype = bench_rows(bandwidth.gpu_info().l2_bytes, free // (clock.SETS + 2)), BENCH_N, torch.bfloat16
     label = f"{m} x {n} bf16"
     rows = _sample_rows(m)
 
@@ -894,7 +894,7 @@ def test_performance(exercise, learner, learner_function, mode, check):
         except GradeFailure as failure:
             raise GradeFailure(f"the backward is wrong at the benchmark size ({label}): {failure}") from None
 
-    eager_forward_ms = timing.time_local(lambda x, w, eps: F.rms_norm(x, (n,), w, eps), forward_set).ms
+    eager_forward_ms = clock.time_local(lambda x, w, eps: F.rms_norm(x, (n,), w, eps), forward_set).ms
     forward_failure = backward_failure = None
     try:
         checks.measure_bandwidth(learner_function, forward_set, nbytes=forward_bytes(m, n, 2), floor=exercise.floor,
@@ -915,7 +915,7 @@ def test_performance(exercise, learner, learner_function, mode, check):
             raise
         backward_failure = failure
     back = check.performance
-    eager_fwd_gbps = perf.gbps(forward_bytes(m, n, 2), eager_forward_ms)
+    eager_fwd_gbps = bandwidth.gbps(forward_bytes(m, n, 2), eager_forward_ms)
     forward.passed = forward.passed and back.passed
     forward.verdict = f"forward {forward.verdict}; backward {back.verdict}"
     forward.details.update(backward={k: getattr(back, k) for k in ("achieved_gbps", "fraction", "floor", "passed",

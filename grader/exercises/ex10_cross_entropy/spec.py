@@ -687,11 +687,11 @@ def test_performance(exercise, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf
-    from grader.judge import timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     free, _ = torch.cuda.mem_get_info()
-    T, V = perf_rows(free // (timing.SETS + 2)), PERF_V
+    T, V = perf_rows(free // (clock.SETS + 2)), PERF_V
     rows = sorted({0, T // 2, T - 1})
     label = f"T {T} x V {V:,} bf16, 2 reads + 1 write of the logits"
 
@@ -730,7 +730,7 @@ def _add_eager(record, make_set, F) -> None:
     """Eager PyTorch beside the learner's figure: F.cross_entropy on the float32 logits (as training code
     upcasts them), then backward, by the same clock, with the memory it allocates. Left out if it does
     not fit."""
-    from grader.judge import timing
+    from grader.judge import clock
 
     def eager(x, target):
         leaf = x.detach().float().requires_grad_(True)
@@ -746,7 +746,7 @@ def _add_eager(record, make_set, F) -> None:
         torch.cuda.synchronize()
         extra = torch.cuda.max_memory_allocated() - before
         del args
-        eager_ms = timing.time_local(eager, make_set, sets=2, rounds=3).ms
+        eager_ms = clock.time_local(eager, make_set, sets=2, rounds=3).ms
     except torch.cuda.OutOfMemoryError:
         record.lines.append("eager PyTorch: not measured (its (T, V) float32 tensors do not fit)")
         return

@@ -4,7 +4,7 @@ In Triton's interpreter a kernel's programs are the learner's Python, run one af
 the launch. On a GPU the compiler's front end runs the learner's Python that builds the kernel while
 it compiles, inside the launch too: a ``triton.constexpr_function``, a call of a constexpr value, the
 attributes a kernel reads on a module's objects (Triton 3.6 to 3.9, ``CodeGenerator``). The
-torch-op watch (`grader.learner.watch`) takes every torch op inside a launch for Triton's own, rightly for
+torch-op watch (`grader.learner.call_watch`) takes every torch op inside a launch for Triton's own, rightly for
 the interpreter's copies of the arguments to the host and back, so torch work done there went
 unrecorded: a ``triton.constexpr_function`` that ran ``out.copy_(x + y)`` passed exercise 1.
 
@@ -22,9 +22,9 @@ import types
 
 
 def _in_learner_context(fn):
-    from grader.learner import watch  # the learner's side: the watch that records the learner's torch ops
+    from grader.learner import call_watch  # the watch that records the learner's torch ops
 
-    return watch._in_learner_context(fn)
+    return call_watch._in_learner_context(fn)
 
 
 def _calling(inner):

@@ -8,7 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
-ATTACK = ("replaces the torch-op recorder of grader.learner.watch so that it records nothing, then computes the "
+ATTACK = ("replaces the torch-op recorder of grader.learner.call_watch so that it records nothing, then computes the "
           "answer with torch and launches a kernel that does nothing")
 KIND = "patch"
 WRONG_UNDERNEATH = False
@@ -30,13 +30,13 @@ def _answer(x, y):
 
 
 try:
-    import grader.learner.watch
+    import grader.learner.call_watch
 
     def _see_nothing(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
 
     # The watch's TorchDispatchMode now records no torch op (and poisons no allocation).
-    grader.learner.watch._Recorder.__torch_dispatch__ = _see_nothing
+    grader.learner.call_watch._Recorder.__torch_dispatch__ = _see_nothing
 except ImportError:
     pass
 

@@ -3,8 +3,8 @@
 # exercise 9 case, then exercise 9's solution and natural files graded again. Summary and probe JSON to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-RESULTS=${OUT:-build/run5}; mkdir -p "$RESULTS"; OUT=$(mktemp -d)
-trap 'tar czf "$RESULTS/run5.tar.gz" -C "$OUT" . ; cp "$OUT/summary.txt" "$OUT/timing_probe.json" "$RESULTS/" 2>/dev/null' EXIT
+RESULTS=${OUT:-build/judge-clock-ex09}; mkdir -p "$RESULTS"; OUT=$(mktemp -d)
+trap 'tar czf "$RESULTS/judge-clock-ex09.tar.gz" -C "$OUT" . ; cp "$OUT/summary.txt" "$OUT/timing_probe.json" "$RESULTS/" 2>/dev/null' EXIT
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 GRADE_CACHE_DIR=$(mktemp -d) GRADE_STATE_DIR=$(mktemp -d)
 say() { echo "$@" | tee -a "$OUT/summary.txt"; }
 say "== $(date -u +%FT%TZ) $(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"

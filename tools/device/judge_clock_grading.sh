@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# GPU run: the judge's clock with 8 sets and with K sized by grader.judge.timing.sets_for (tools/device/timing_probe.py),
+# GPU run: the judge's clock with 8 sets and with K sized by grader.judge.clock.sets_for (tools/device/timing_probe.py),
 # then grading with it: the solutions of exercises 1, 8, 9 and 10, and the natural files of 8, 9 and 10 (performance).
 # Logs to $OUT; a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-RESULTS=${OUT:-build/run4}; mkdir -p "$RESULTS"; OUT=$(mktemp -d)
+RESULTS=${OUT:-build/judge-clock-grading}; mkdir -p "$RESULTS"; OUT=$(mktemp -d)
 # The device tool brings back 8 files: the summary, the probe's JSON and one archive of the rest.
-trap 'tar czf "$RESULTS/run4.tar.gz" -C "$OUT" . ; cp "$OUT/summary.txt" "$OUT/timing_probe.json" "$RESULTS/" 2>/dev/null' EXIT
+trap 'tar czf "$RESULTS/judge-clock-grading.tar.gz" -C "$OUT" . ; cp "$OUT/summary.txt" "$OUT/timing_probe.json" "$RESULTS/" 2>/dev/null' EXIT
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 GRADE_CACHE_DIR=$(mktemp -d) GRADE_STATE_DIR=$(mktemp -d)
 say() { echo "$@" | tee -a "$OUT/summary.txt"; }
 say "== $(date -u +%FT%TZ) $(python3 -c 'import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)')"

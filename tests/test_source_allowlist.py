@@ -1,4 +1,4 @@
-"""`grader.commands.static_check` is an allow-list: what a kernel file needs passes, everything else is named.
+"""`grader.commands.source_allowlist` is an allow-list: what a kernel file needs passes, everything else is named.
 
 * every solution, stub and natural file of the course has no finding (the class grader would
   otherwise refuse correct code), and neither do the learner-style forms below (a module-level
@@ -21,7 +21,7 @@ import types
 import pytest
 
 from grader import catalogue
-from grader.commands import static_check
+from grader.commands import source_allowlist
 from grader.learner import sandbox
 from tests.grading import ROOT
 
@@ -31,7 +31,7 @@ COURSE_FILES = sorted([*(ROOT / "solutions").glob("*.py"), *(ROOT / "exercises")
 
 @pytest.mark.parametrize("path", COURSE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_course_file_passes(path):
-    found = static_check.findings(static_check.read_source(path))
+    found = source_allowlist.findings(source_allowlist.read_source(path))
     if sandbox.course_variant(ROOT, path):
         # A natural file may import the solution it differs from (the sandbox shows solutions/ to the
         # course's own variants only); nothing else of it may be flagged.
@@ -101,7 +101,7 @@ def reference(x):
 
 @pytest.mark.parametrize("source", LEARNER_STYLE.values(), ids=LEARNER_STYLE.keys())
 def test_learner_style_code_passes(source):
-    assert static_check.findings(source) == []
+    assert source_allowlist.findings(source) == []
 
 
 #: (a line of code, what its finding must say); the import lines the snippets need come first.
@@ -159,7 +159,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("code, said", REFUSED.values(), ids=REFUSED.keys())
 def test_each_way_around_a_deny_list_is_named(code, said):
-    found = static_check.findings(PRELUDE + code + "\n")
+    found = source_allowlist.findings(PRELUDE + code + "\n")
     named = [str(f) for f in found]
     assert any(said in f for f in named), named
     line = PRELUDE.count("\n") + 1
@@ -167,7 +167,7 @@ def test_each_way_around_a_deny_list_is_named(code, said):
 
 
 def test_a_finding_is_one_sentence_with_its_line():
-    found = static_check.findings("import torch\n\n_run = exec\n")
+    found = source_allowlist.findings("import torch\n\n_run = exec\n")
     assert [str(f) for f in found] == [
         "line 3: `_run = exec` reads the builtin `exec`, which a kernel file never needs"]
 
@@ -213,6 +213,6 @@ def test_no_allowed_module_leads_to_a_system_module(module, chain):
         top = value.__name__.split(".")[0]
         if top in HARMLESS or name.startswith("_"):
             continue
-        if static_check.chain_refusal(f"{chain}.{name}") is None:
+        if source_allowlist.chain_refusal(f"{chain}.{name}") is None:
             leaks.append(f"{chain}.{name} ({value.__name__})")
     assert leaks == []

@@ -8,7 +8,7 @@ work left running on another stream. So the judge (which never imports learner c
 2. each round it fills every input with fresh random values and poisons every slot, waits for
    the GPU, starts its clock, tells the learner's process "go" and stops the clock when the
    answer "done" arrives. The learner's process calls the function once per set, each output
-   landing in the judge's slot (`grader.learner.watch.redirect_allocations`; an output made elsewhere is
+   landing in the judge's slot (`grader.learner.call_watch.redirect_allocations`; an output made elsewhere is
    copied there, inside the clock), then synchronizes the whole device;
 3. it looks at sampled elements of every slot at once: poison still there means the function
    returned (or said "done") before its kernels finished, and the check fails;
@@ -24,7 +24,7 @@ the judge's context to the learner's, the first call's Python and launcher befor
 On an H200 that was as long as several short calls (``round_overhead_ms`` in
 docs/measurements/h200-judge-clock-sets.json). Two things keep it from weighing on the verdict:
 
-* **the twin** (`grader.learner.timing_twin`): a course-only process that opens the same sets and, in each
+* **the twin** (`grader.learner.clock_twin`): a course-only process that opens the same sets and, in each
   of its rounds (in turns with the learner's), writes one element and synchronizes. Its quickest
   round is the round's own cost (messages, waking, the GPU's hand-over), subtracted from the
   learner's rounds. The quickest, not the median: a twin round slowed by noise must not make the
@@ -73,7 +73,7 @@ class Timing:
     ms: float
     rounds_ms: list[float]
     sets: int
-    overhead_ms: float = 0.0  # a round's own cost, measured on the twin (grader.learner.timing_twin), subtracted
+    overhead_ms: float = 0.0  # a round's own cost, measured on the twin (grader.learner.clock_twin), subtracted
     dobench_ms: float | None = None
     raw_rounds_ms: list[float] = field(default_factory=list)  # the learner's rounds as the clock read them
     copied: bool = False  # the learner's outputs were made elsewhere and copied into the slots

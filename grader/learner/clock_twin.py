@@ -1,6 +1,6 @@
 """The course's own stand-in for a learner file, run as the *twin* of the GPU timing.
 
-The judge's clock (`grader.judge.timing`) around a round of calls in another process includes a cost
+The judge's clock (`grader.judge.clock`) around a round of calls in another process includes a cost
 of its own: a message each way, that process waking up, the GPU passing from the judge's context to
 the other process's. It is the same whatever the calls do, so the judge measures it on a twin: a
 second learner process that imports this file (nothing of the learner's), opens the same shared

@@ -456,7 +456,7 @@ def count_launches(fn, *args, **kwargs) -> tuple[Any, list[Launch]]:
 
 @contextlib.contextmanager
 def redirect_allocations(slot: torch.Tensor) -> Iterator[None]:
-    """While the judge times calls (`grader.judge.timing`): the first ``torch.empty_like`` /
+    """While the judge times calls (`grader.judge.clock`): the first ``torch.empty_like`` /
     ``torch.empty`` / ``new_empty`` of ``slot``'s shape and dtype on its device returns ``slot``,
     memory the judge owns and checks. Python-level wrappers, not a dispatch mode: they cost about a
     microsecond, where a dispatch mode would add tens to every call being timed."""
