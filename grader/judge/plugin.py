@@ -92,8 +92,12 @@ class Session:
         self.timeout_given = False
         self.consecutive_timeouts = 0
         self.collected: dict[str, str] = {}
+        #: Why the run stops before its last check (checks that hung in a row), once it must.
+        self.stop_reason: str | None = None
 
 
+#: The run's Session, made by pytest_configure. Module-level because pytest calls the report hooks
+#: (`pytest_runtest_logstart`, `pytest_runtest_logreport`) with nothing that leads to the config.
 _SESSION: Session | None = None
 
 
@@ -345,19 +349,16 @@ def pytest_runtest_logreport(report):
     session.events.write("result", check=record.to_event())
     if record.kind == Kind.TIMEOUT:
         session.consecutive_timeouts += 1
-        if session.consecutive_timeouts >= MAX_CONSECUTIVE_TIMEOUTS and not _STOP_REQUESTED:
+        if session.consecutive_timeouts >= MAX_CONSECUTIVE_TIMEOUTS and session.stop_reason is None:
             hung = "a check" if session.consecutive_timeouts == 1 else f"{session.consecutive_timeouts} checks in a row"
-            _STOP_REQUESTED.append(f"not run: {hung} did not finish within its clock, and every check calls your "
+            session.stop_reason = (f"not run: {hung} did not finish within its clock, and every check calls your "
                                    "code the same way, so the grader stopped")
-            session.events.write("stopped", reason=_STOP_REQUESTED[0])
+            session.events.write("stopped", reason=session.stop_reason)
     elif not report.skipped:
         session.consecutive_timeouts = 0
 
 
-_STOP_REQUESTED: list[str] = []
-
-
 def pytest_runtest_protocol(item, nextitem):
-    if _STOP_REQUESTED:
-        item.session.shouldstop = _STOP_REQUESTED[0]
+    if _SESSION is not None and _SESSION.stop_reason is not None:
+        item.session.shouldstop = _SESSION.stop_reason
     return None
