@@ -318,3 +318,54 @@ def test_a_learner_file_is_imported_by_the_one_loader():
     others = [module for module in running if module != LOADER and module not in RUNS_COURSE_FILES]
     assert not others, (f"{others} import a file by path: import a learner's file with "
                         "grader.learner.loader.import_file, so every process loads it one way")
+
+
+# --- one mode decision -----------------------------------------------------------------------------
+
+#: The module that decides, once per process, whether kernels run on the GPU or in Triton's interpreter.
+MODE_DECIDER = "grader/learner/mode.py"
+#: Modules that still decide it themselves (read TRITON_INTERPRET or ask torch for CUDA), each to ask
+#: the decider instead. The list only shrinks: a module that stops deciding must leave it.
+DECIDES_ITSELF_YET = {
+    "grader/commands/bench_sweep.py": "says why there is no GPU from torch.cuda.is_available()",
+    "grader/judge/plugin.py": "the judge's mode from --interpreter, TRITON_INTERPRET and torch.cuda.is_available()",
+    "grader/learner/interpreter_hooks.py": "reads TRITON_INTERPRET with a parsing of its own",
+    "grader/wire/failures.py": "reads TRITON_INTERPRET to word an interpreter limit",
+}
+
+
+def mode_reads(source: str) -> list[int]:
+    """Lines that decide GPU or interpreter: a read of TRITON_INTERPRET or a call of cuda.is_available()."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            called = ast.unparse(node.func)
+            names_the_variable = bool(node.args) and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == "TRITON_INTERPRET"
+            if called.endswith("cuda.is_available") or (called.endswith(("environ.get", "getenv")) and names_the_variable):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                and isinstance(node.slice, ast.Constant) and node.slice.value == "TRITON_INTERPRET":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_one_module_decides_gpu_or_interpreter():
+    deciding = {path.relative_to(ROOT).as_posix(): mode_reads(path.read_text()) for path in shipped_modules()}
+    deciding = {module: lines for module, lines in deciding.items() if lines}
+    assert MODE_DECIDER in deciding, "the walk no longer sees the decider: is mode_reads right?"
+    new = {m: lines for m, lines in deciding.items() if m != MODE_DECIDER and m not in DECIDES_ITSELF_YET}
+    assert not new, (f"{new} decide GPU or interpreter themselves (lines shown): ask {MODE_DECIDER} instead, so "
+                     "every process and command agrees")
+    done = sorted(set(DECIDES_ITSELF_YET) - set(deciding))
+    assert not done, f"{done} no longer decide: take them off DECIDES_ITSELF_YET"
+
+
+@pytest.mark.parametrize("source,lines", [
+    ("import os\nx = os.environ.get('TRITON_INTERPRET') == '1'", [2]),
+    ("import torch\nif torch.cuda.is_available():\n    pass", [2]),
+    ("import os\nflag = os.environ['TRITON_INTERPRET']", [2]),
+    ("import os\nos.environ['TRITON_INTERPRET'] = '1'\nos.environ.pop('TRITON_INTERPRET', None)", []),
+])
+def test_a_mode_decision_is_seen(source, lines):
+    assert mode_reads(source) == lines
