@@ -16,7 +16,7 @@ export GRADE_STATE_DIR=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv | tee "$OUT/nvidia-smi.txt"
 python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)" | tee "$OUT/versions.txt"
 
-grade() { python3 -m grader.cli "$@"; }
+grade() { python3 -m grader.commands.cli "$@"; }
 log=$OUT/grading.txt; : > "$log"
 nn() { printf "%02d" "$1"; }   # exercise 7 -> 07, 10 -> 10 (file names carry two digits)
 for n in ${GRADE_EXERCISES:-}; do

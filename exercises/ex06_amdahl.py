@@ -16,8 +16,8 @@ In this exercise you will learn:
 No kernel this time: five small Python functions. Fill in the TODOs, then run
 ``grade exercise 6``. ``grade hint 6`` gives a hint when you are stuck.
 
-A profile (what ``grader.profiling.profile_block`` returns) is a list of rows, in any
-order::
+A profile (what ``grader.exercises._shared.profiling.profile_block`` returns) is a
+list of rows, in any order::
 
     {"name": "aten::_softmax", "calls": 1, "device_time_us": 612.5}
 

@@ -8,14 +8,17 @@ checkout, the learner files the course's own tests grade against it (``wrong/``,
 ``solutions/`` and one page in ``docs/exercises/``; `grade check-course` names whatever is missing.
 
 The CLI (`grade list`, `grade exercise N`, `grade hint N`), the course's own tests and the site read
-`EXERCISES`. This module imports nothing but the standard library (the site's scripts load it by path).
+`EXERCISES` (or `exercises()`): the manifests are read the first time it is asked for, not when this
+module is imported, and kept. This module imports nothing but the standard library (the site's
+scripts load it by path).
 
-Floors are fractions of the bandwidth ceiling measured on the learner's own GPU (see `grader.perf`).
+Floors are fractions of the bandwidth ceiling measured on the learner's own GPU (see `grader.bandwidth`).
 Each one carries the measurement that justifies it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
@@ -417,31 +420,50 @@ def load(root: Path = ROOT) -> tuple[Exercise, ...]:
     return tuple(exercises)
 
 
-#: Why the course's own manifests could not be read (None when they could): `grade check-course` says
-#: it, every other command stops on it.
-LOAD_ERROR: CatalogueError | None = None
-try:
-    EXERCISES: tuple[Exercise, ...] = load()
-except CatalogueError as _exc:
-    EXERCISES = ()
-    LOAD_ERROR = _exc
+@functools.cache
+def _course() -> tuple[tuple[Exercise, ...], CatalogueError | None]:
+    try:
+        return load(), None
+    except CatalogueError as exc:
+        return (), exc
+
+
+def exercises() -> tuple[Exercise, ...]:
+    """Every exercise of this course, in order: read from the manifests on the first call, then kept.
+    Empty when a manifest does not read (`load_error` says why)."""
+    return _course()[0]
+
+
+def load_error() -> CatalogueError | None:
+    """Why the course's own manifests could not be read (None when they could): `grade check-course`
+    says it, every other command stops on it."""
+    return _course()[1]
+
+
+def __getattr__(name: str) -> Any:
+    """``catalogue.EXERCISES`` and ``catalogue.LOAD_ERROR``, read on first use rather than at import."""
+    if name == "EXERCISES":
+        return exercises()
+    if name == "LOAD_ERROR":
+        return load_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(number: int) -> Exercise:
     """The exercise with this number; KeyError with the valid range otherwise."""
-    if LOAD_ERROR is not None:
-        raise LOAD_ERROR
-    for exercise in EXERCISES:
+    if load_error() is not None:
+        raise load_error()
+    for exercise in exercises():
         if exercise.number == number:
             return exercise
-    raise KeyError(f"there is no exercise {number}: the course has exercises 1 to {len(EXERCISES)}")
+    raise KeyError(f"there is no exercise {number}: the course has exercises 1 to {len(exercises())}")
 
 
 def of_spec(spec_file: str | Path) -> Exercise:
     """The exercise whose folder holds ``spec_file`` (a spec's ``__file__``): for the values a spec needs
     while pytest collects it, before any fixture exists (``of_spec(__file__).constants["MAX_COLS"]``)."""
     folder = Path(spec_file).resolve().parent
-    for exercise in EXERCISES:
+    for exercise in exercises():
         if exercise.folder.resolve() == folder:
             return exercise
     raise CatalogueError(f"{spec_file} is in no exercise folder of {EXERCISES_FOLDER}/")

@@ -115,7 +115,7 @@ def for_exercise(exercise, device: Device, free_bytes: int | None = None) -> Pla
 
 def elements_for_cache(bytes_per_element_set: int, cache_bytes: int, free_bytes: int, *, l2_multiple: int = 8,
                        budget_fraction: float = 0.5) -> int:
-    """How many elements make the data at least ``l2_multiple`` times the cache (`grader.perf.sized_for_hbm`,
+    """How many elements make the data at least ``l2_multiple`` times the cache (`grader.bandwidth.sized_for_hbm`,
     without a GPU): capped so the data fits in ``budget_fraction`` of ``free_bytes``, and never under 2^20."""
     want = l2_multiple * cache_bytes * 3 // bytes_per_element_set
     cap = int(free_bytes * budget_fraction) // bytes_per_element_set
@@ -123,10 +123,10 @@ def elements_for_cache(bytes_per_element_set: int, cache_bytes: int, free_bytes:
 
 
 def timed_sets_bytes(set_bytes: int, free_bytes: int) -> int:
-    """The most the judge's input sets take (`grader.timing.sets_for` at its largest K)."""
-    from grader import timing
+    """The most the judge's input sets take (`grader.judge.clock.sets_for` at its largest K)."""
+    from grader.judge import clock
 
-    return timing.sets_for(1e-9, set_bytes, free_bytes) * set_bytes
+    return clock.sets_for(1e-9, set_bytes, free_bytes) * set_bytes
 
 
 def current_device() -> Device:

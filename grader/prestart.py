@@ -3,8 +3,8 @@
 Starting a Python that imports torch costs about 2 s of CPU on a laptop core, and every grading
 starts two that do: the judge, and the learner's process (docs/measurements/cpu-grading-speed.json).
 A *template* is a process that imports what its role needs (``python -s -m grader.prestart
-MODULE...``), then forks a fresh process for each request. `grader.isolation` starts one for the
-judges and, in the interpreter, one for the learner's processes (which `grader.sandbox` sets up in
+MODULE...``), then forks a fresh process for each request. `grader.commands.isolation` starts one for the
+judges and, in the interpreter, one for the learner's processes (which `grader.learner.sandbox` sets up in
 the forked process as in a new one), at a process's second grading, and keeps them for its life:
 `grade batch`, `grade watch` and the course's tests pay the imports once.
 
@@ -333,7 +333,7 @@ def retitle(argv: list[str], env: dict[str, str]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     argv = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("#")]  # the room left
     listening = socket.socket(fileno=int(argv[0]))
-    from grader import sandbox
+    from grader.learner import sandbox
 
     sandbox.make_undumpable()  # a process of the same user cannot trace it to ask for a process of its own
     for module in argv[1:]:

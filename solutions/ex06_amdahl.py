@@ -14,8 +14,8 @@ In this exercise you will learn:
   transformer block, swaps in your exercise-3 softmax, and checks your prediction
   against the real end-to-end speedup.
 
-A profile (what ``grader.profiling.profile_block`` returns) is a list of rows, in any
-order::
+A profile (what ``grader.exercises._shared.profiling.profile_block`` returns) is a
+list of rows, in any order::
 
     {"name": "aten::_softmax", "calls": 1, "device_time_us": 612.5}
 

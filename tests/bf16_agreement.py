@@ -3,7 +3,7 @@
 Each `Case` has inputs drawn from `SEED` (with hand-made hard values: rounding ties, overflow,
 signed zeros, subnormals, NaN), a launcher that runs its Triton kernel on any device, and a
 *model*: the same computation written with torch's float32 -> bfloat16 rounding and exact
-fractions, independent of `grader.interpreter_fixes`. Each output says how it must agree:
+fractions, independent of `grader.learner.interpreter_fixes`. Each output says how it must agree:
 
 * ``exact``: the same bits (any NaN matches any NaN). Every operation the GPU rounds once (add,
   mul, fma, casts, max/min, where, constants) and every order-free reduction (max, argmax).

@@ -3,7 +3,7 @@ tools and tests there: the throwaway exercise (tests/test_new_exercise.py) and t
 exercise (tests/test_finished_learner.py).
 
 The copy holds every file git sees in this checkout (tracked or not ignored) as the working tree has it,
-committed once, so that what the course reads "as committed" (`grader.workspace.pristine`, the site's stub
+committed once, so that what the course reads "as committed" (`grader.commands.workspace.pristine`, the site's stub
 blocks) reads the copy's own history. Commands run with the copy as their folder and without this
 checkout's PYTHONPATH: `python -m` imports the copy's grader, tools and tests, never this checkout's.
 """

@@ -58,7 +58,7 @@ def record_bf16(out: Path, device: str) -> dict:
     from tests import bf16_agreement as agreement
 
     if device == "cpu":  # a dry run: the interpreter stands in for the GPU, as the grader runs it
-        from grader import interpreter_fixes
+        from grader.learner import interpreter_fixes
 
         interpreter_fixes.apply()
 
@@ -101,7 +101,8 @@ def check_bf16(out: Path) -> dict:
 
 def grade_natural(out: Path, deadline: float, only: list[str], interpreter: bool,
                   performance_only: bool = False) -> dict:
-    from grader import catalogue, isolation, report
+    from grader import catalogue
+    from grader.commands import isolation, report
     from tests.test_natural import natural_files
 
     files = [(n, p) for n, p in natural_files() if not only or f"ex{n:02d}/{p.name}" in only]

@@ -6,7 +6,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-from grader import catalogue, isolation
+from grader import catalogue
+from grader.commands import isolation
 
 ROOT = catalogue.ROOT
 SEED = int(os.environ.get("COURSE_TEST_SEED", "20261130"))
@@ -56,7 +57,7 @@ def failure_messages(run) -> list[str]:
 def pristine_stub(exercise, folder: Path) -> Path:
     """The exercise's stub as committed (git), written into ``folder``: the course's tests never read
     the learner's working file, which a learner who solved the exercise has changed."""
-    from grader import workspace
+    from grader.commands import workspace
 
     target = Path(folder) / Path(exercise.learner_file).name
     target.write_bytes(workspace.pristine(exercise.learner_path))

@@ -16,18 +16,18 @@ from fnmatch import fnmatchcase
 # Dotted names (fnmatch patterns) as the test module imports them: an alias is resolved, and
 # `tests.grading` and a bare `grading` are the same module.
 ENTRY_POINTS = (
-    "sys.executable",  # a Python child: `python -m grader.cli ...`, a compile, a wheel build
+    "sys.executable",  # a Python child: `python -m grader.commands.cli ...`, a compile, a wheel build
     "grading.grade",  # tests/grading.py: grades a learner file in a sandboxed child
-    "grader.isolation.run_checks",
-    "grader.sandbox.start",  # the sandbox's keeper is the process a learner file runs in
+    "grader.commands.isolation.run_checks",
+    "grader.learner.sandbox.start",  # the sandbox's keeper is the process a learner file runs in
     "grader.prestart.Template",  # a template process, which forks the judges
-    "grader.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child
-    "grader.show.command",
+    "grader.commands.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child
+    "grader.commands.show.command",
     "hostile_corpus",  # every helper there grades or stages a hostile file for grading
     "course_copy",  # a copy of the course whose tools and tests run in Python children
     "solutions",  # a reference solution run here, in Triton's interpreter, on the exercise's sizes
     "tools.benchmarks.ex[0-9][0-9]_*",  # an exercise's GPU benchmark, run here on stand-ins: it times the solution
-    "grader.learner_process.LearnerProcess",  # a learner file in its sandboxed process, driven by the test
+    "grader.judge.learner_process.LearnerProcess",  # a learner file in its sandboxed process, driven by the test
     "site_helpers.build_site",
     "site_helpers.start_chromium",
     "test_site.built_site",  # test_site's fixtures, imported by other site tests: the site built once

@@ -1,5 +1,5 @@
-"""Tests for the access map: recording (grader/access_map.py over grader/interpreter_hooks.py),
-its data round trip, the cells both drawings share (grader/access_layout.py), and the drawings.
+"""Tests for the access map: recording (grader/learner/access_map.py over grader/learner/interpreter_hooks.py),
+its data round trip, the cells both drawings share (grader/commands/access_layout.py), and the drawings.
 
 Every expected number is worked out by hand from the kernel, the grid and the shapes."""
 
@@ -19,11 +19,13 @@ import triton.language as tl
 from rich.console import Console
 from triton.runtime import interpreter
 
-from grader import access_figure, access_terminal, catalogue, guards
-from grader.access_layout import program_grid, tensor_grids
-from grader.access_map import AccessMap, ShowCase, parse_size, record_access_map
-from grader import interpreter_fixes
-from grader.traffic import count_traffic
+from grader import catalogue
+from grader.commands import access_figure, access_terminal
+from grader.wire import guards
+from grader.commands.access_layout import program_grid, tensor_grids
+from grader.learner.access_map import AccessMap, ShowCase, parse_size, record_access_map
+from grader.learner import interpreter_fixes
+from grader.learner.traffic import count_traffic
 
 GUARD = guards.GUARD
 interpreter_fixes.apply()  # as the grader does in the learner's process: the interpreter computes as a GPU

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, catalogue, cli
-from grader.results import CheckRecord as CheckResult, RunResult
+from grader import catalogue
+from grader.commands import batch, cli
+from grader.wire.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 EX1 = catalogue.get(1)
@@ -197,7 +198,7 @@ def test_a_symbolic_link_is_refused_and_any_file_name_is_graded(tmp_path, capsys
 
 def test_a_file_named_like_an_option_is_graded_with_grade_exercise(tmp_path, monkeypatch):
     """`grade exercise 1 --from ./-k.py`: the name travels as `--display=-k.py`, a value."""
-    from grader import isolation
+    from grader.commands import isolation
 
     shutil.copy(EX1.solution_path, tmp_path / "-k.py")
     monkeypatch.chdir(tmp_path)

@@ -12,7 +12,8 @@ import pytest
 import torch
 from rich.console import Console
 
-from grader import bench_sweep, catalogue
+from grader import catalogue
+from grader.commands import bench_sweep
 
 #: Every exercise's sweep, from its manifest's [bench] and the workload it names.
 CONFIGS = {e.number: bench_sweep.config_of(e) for e in catalogue.EXERCISES if e.bench is not None}

@@ -8,7 +8,8 @@ import json
 import pytest
 import torch
 
-from grader import interpreter_fixes, perf
+from grader import bandwidth
+from grader.learner import interpreter_fixes
 from tools import benchmarks
 
 
@@ -21,7 +22,7 @@ def test_time_rows_in_turns_alternates_and_reports_medians(monkeypatch):
         calls.append(name)
         return next(scripted[name])
 
-    monkeypatch.setattr(perf, "time_ms", fake_time_ms)
+    monkeypatch.setattr(bandwidth, "time_ms", fake_time_ms)
     rows = benchmarks.time_rows_in_turns({"a": lambda: "a", "b": lambda: "b"}, flops=2e12, rounds=3, S=7)
     assert calls == ["a", "b", "a", "b", "a", "b"]  # in turns, not all of a then all of b
     assert rows["a"]["ms"] == 2.0 and rows["a"]["ms_runs"] == [3.0, 1.0, 2.0]  # the median, every round kept
@@ -39,7 +40,7 @@ def interpreter_stand_ins(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     ticks = itertools.count()
-    monkeypatch.setattr(perf, "time_ms", lambda fn, **_: (fn(), 1.0 + next(ticks) % 2)[1])
+    monkeypatch.setattr(bandwidth, "time_ms", lambda fn, **_: (fn(), 1.0 + next(ticks) % 2)[1])
 
 
 def test_flash_attention_benchmark_rows(interpreter_stand_ins, monkeypatch):
@@ -229,7 +230,7 @@ def test_softmax_benchmark_rows(interpreter_stand_ins, monkeypatch):
 
     monkeypatch.setattr(bench, "with_warps", with_warps)
     # A CUDA graph needs a GPU: here a "replay" is the call itself, so the graph rows' plumbing runs.
-    monkeypatch.setattr(bench.perf, "graphed", lambda fn: fn)
+    monkeypatch.setattr(bench.bandwidth, "graphed", lambda fn: fn)
     record = bench.Sweep(with_compile=False, diagnostics=False, graphs=True).run()
     rows = {(r["kernel"], r["M"], r["N"], r["dtype"]): r for r in record["rows"]}
     assert {k[0] for k in rows} == {"naive", "torch", "solution", "persistent", "online", "variant_warps2",

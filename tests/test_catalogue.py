@@ -4,6 +4,7 @@ broken one refused with a sentence naming the file and the field."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -132,4 +133,22 @@ def test_the_catalogue_module_needs_only_the_standard_library():
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert imported <= {"__future__", "re", "sys", "dataclasses", "pathlib", "typing", "tomllib", "tomli"}, imported
+    assert imported - {"tomli"} <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+
+
+def test_importing_the_catalogue_reads_no_manifest(monkeypatch):
+    """The manifests are read on the first question, not at import: a fresh copy of the module, with
+    its manifest reader counting, reads nothing until EXERCISES is asked for, then reads each once."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("catalogue_fresh", catalogue.__file__)
+    fresh = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "catalogue_fresh", fresh)
+    spec.loader.exec_module(fresh)
+    reads = []
+    real = fresh.read_manifest
+    monkeypatch.setattr(fresh, "read_manifest", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    assert [e.stem for e in fresh.EXERCISES] == [e.stem for e in catalogue.exercises()]
+    assert len(reads) == len(fresh.manifests())
+    assert fresh.get(1).number == 1 and fresh.LOAD_ERROR is None
+    assert len(reads) == len(fresh.manifests())  # kept, not read again

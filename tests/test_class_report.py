@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, catalogue, class_report, class_scoring, cli
+from grader import catalogue
+from grader.commands import batch, class_report, class_scoring, cli
 from grader.catalogue import CatalogueError, Grading
-from grader.results import CheckRecord, PerformanceRecord, RunResult
+from grader.wire.results import CheckRecord, PerformanceRecord, RunResult
 from tests import hostile_corpus
 from tests import site_helpers as helpers
 

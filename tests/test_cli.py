@@ -1,4 +1,4 @@
-"""The `grade` command through `grader.cli.main`: list, hint tiers, solution, reset, bench without a
+"""The `grade` command through `grader.commands.cli.main`: list, hint tiers, solution, reset, bench without a
 GPU, usage errors, one real grading run recorded in the progress file, and the watch loop."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import catalogue, cli, progress_file, regrade_on_save, workspace
-from grader.results import CheckRecord as CheckResult, RunResult
+from grader import catalogue
+from grader.commands import cli, progress_file, regrade_on_save, workspace
+from grader.wire.results import CheckRecord as CheckResult, RunResult
 from tests.grading import pristine_stub
 
 ROOT = catalogue.ROOT
@@ -140,7 +141,7 @@ def test_solution_force_shows_it_and_says_so(capsys):
 
 def _rejoined(rendered: str) -> list[str]:
     """The code lines of a terminal rendering, each line's continuation rows joined back onto it."""
-    from grader.solution_view import CONTINUED
+    from grader.commands.solution_view import CONTINUED
 
     lines: list[str] = []
     width = 0  # the gutter's: "12 │ " and "   ↪   " are as wide
@@ -156,7 +157,7 @@ def _rejoined(rendered: str) -> list[str]:
 
 @pytest.mark.parametrize("number", [e.number for e in catalogue.EXERCISES if e.solution_path.is_file()])
 def test_solution_in_an_80_column_terminal_shows_every_code_line_whole(number):
-    from grader import solution_view
+    from grader.commands import solution_view
 
     exercise = catalogue.get(number)
     commentary, code = workspace.split_solution(exercise.solution_path.read_text())

@@ -10,7 +10,8 @@ from io import StringIO
 import pytest
 from rich.console import Console
 
-from grader import catalogue, report
+from grader import catalogue
+from grader.commands import report
 from tests.grading import ROOT, failure_messages, grade, pristine_stub, variant_metadata, wrong_variants
 
 READY = [e for e in catalogue.EXERCISES if e.spec_file.is_file() and e.solution_path.is_file()]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalogue, cli, course_check
+from grader import catalogue
+from grader.commands import cli, course_check
 from tools import new_exercise
 
 ROOT = catalogue.ROOT
@@ -151,7 +152,7 @@ def test_a_missing_piece_is_named(course, piece):
 
 def test_the_command_on_a_broken_copy_exits_1_and_names_the_piece(course):
     (course / "docs/exercises/ex03_softmax.md").unlink()
-    done = subprocess.run([sys.executable, "-m", "grader.cli", "check-course"], cwd=course, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "grader.commands.cli", "check-course"], cwd=course, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == cli.EXIT_FAILED, done.stdout + done.stderr
     assert "1 thing missing" in done.stdout
@@ -160,7 +161,7 @@ def test_the_command_on_a_broken_copy_exits_1_and_names_the_piece(course):
 
 def test_a_broken_manifest_stops_every_other_command_with_its_sentence(course):
     _edit(course / MANIFEST3, "number = 3", "number = 33")
-    done = subprocess.run([sys.executable, "-m", "grader.cli", "list"], cwd=course, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "grader.commands.cli", "list"], cwd=course, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == cli.EXIT_FAILED, done.stdout + done.stderr
     assert f"{MANIFEST3}: `number` is 33, but the folder ex03_softmax says 3" in done.stderr

@@ -98,7 +98,7 @@ def test_an_emulated_card_holds_torchs_allocator_to_its_share(monkeypatch):
 def test_an_emulated_card_reaches_the_learners_process(tmp_path, monkeypatch):
     """The learner's environment is allow-listed: the emulated card's memory must be on the list, or the
     learner's allocations would meet the whole card while the judge's meet the small one."""
-    from grader.learner_process import LearnerModule, LearnerProcess
+    from grader.judge.learner_process import LearnerModule, LearnerProcess
 
     monkeypatch.setenv(device.MEMORY_LIMIT_VARIABLE, "8")
     learner = tmp_path / "reads_the_card.py"
@@ -226,12 +226,14 @@ def test_declared_dtypes_cover_the_checks():
 def test_doctor_prints_the_card(name, expected, monkeypatch):
     from rich.console import Console
 
-    from grader import cli, mode, perf
+    from grader import bandwidth
+    from grader.commands import cli
+    from grader.learner import mode
 
     d = card(name)
     monkeypatch.setattr(device, "current", lambda force_interpreter=False: d)
     monkeypatch.setattr(mode, "select", lambda force_interpreter=False: "gpu")
-    ceiling = perf.Ceiling(gpu=d.name, driver=d.driver, ceiling_gbps=100.0, copy_gbps=98.0, add_gbps=100.0,
+    ceiling = bandwidth.Ceiling(gpu=d.name, driver=d.driver, ceiling_gbps=100.0, copy_gbps=98.0, add_gbps=100.0,
                            buffer_bytes=GiB, measured_at="2026-12-03 12:00:00", torch=torch.__version__)
     monkeypatch.setattr(perf, "measure_ceiling", lambda refresh=False: (ceiling, True))
     console = Console(width=400, record=True)
@@ -244,7 +246,7 @@ def test_doctor_prints_the_card(name, expected, monkeypatch):
 def test_doctor_without_a_gpu(monkeypatch):
     from rich.console import Console
 
-    from grader import cli
+    from grader.commands import cli
 
     console = Console(width=400, record=True)
     assert cli.cmd_doctor(SimpleNamespace(interpreter=True, refresh=False), console) == 0

@@ -11,7 +11,7 @@ import math
 import pytest
 import torch
 
-from grader import guards
+from grader.wire import guards
 from grader.exercises.ex02_bias_gelu import spec
 
 F32, F16 = 4, 2

@@ -1,6 +1,6 @@
 """The softmax diagnosis names each known pitfall from its output alone, and nothing else.
 
-These feed `grader.softmax_checks.diagnose` outputs computed the way each mistake computes them
+These feed `grader.exercises._shared.softmax_checks.diagnose` outputs computed the way each mistake computes them
 (in float32, as a kernel would), with no kernel and no child process: fast, and they pin the
 logic the known-wrong variants in grader/exercises/ex03_softmax/wrong and ex04 rely on.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader import guards
-from grader import softmax_checks as sm
+from grader.wire import guards
+from grader.exercises._shared import softmax_checks as sm
 
 
 def _x(rows=5, cols=781, seed=0):

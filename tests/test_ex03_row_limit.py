@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import softmax_checks as sm
+from grader.exercises._shared import softmax_checks as sm
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = ["solutions.ex03_softmax", "exercises.ex03_softmax", "solutions.ex04_softmax_persistent",

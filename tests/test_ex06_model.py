@@ -11,10 +11,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from grader import checks, model, profiling
-from grader.block_measurement import measure_block
-from grader.failures import GradeFailure
-from grader.results import CheckRecord
+from grader.exercises._shared import model, profiling
+from grader.judge import checks
+from grader.exercises.ex06_amdahl.block_measurement import measure_block
+from grader.wire.failures import GradeFailure
+from grader.wire.results import CheckRecord
 from grader.exercises.ex06_amdahl import spec
 
 SMALL = dict(d_model=64, n_heads=4, mlp_ratio=4)

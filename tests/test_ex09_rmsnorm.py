@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from grader.failures import GradeFailure
+from grader.wire.failures import GradeFailure
 from grader.exercises.ex09_rmsnorm import spec
 from solutions import ex09_rmsnorm as solution
 

@@ -232,7 +232,7 @@ def test_solution_compiles_for_hopper_with_wide_accesses_and_two_programs_per_sm
 def test_benchmark_parts_write_rows_and_files_with_a_stand_in_clock(tmp_path, monkeypatch):
     if torch.cuda.is_available():
         pytest.skip("this test stands in for the GPU; on a GPU run the benchmark itself")
-    from grader import mode
+    from grader.learner import mode
     from tools.benchmarks import ex10_cross_entropy as bench
 
     mode.prepare_interpreter()

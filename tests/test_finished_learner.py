@@ -1,6 +1,6 @@
 """A learner who finished the course: in a checkout where every stub of exercises/ has been replaced by its
 solution (and not committed, as a learner's work is not), the course's tests that name, grade or show a
-stub still pass. They read the stub as the last commit holds it (`grader.workspace.pristine`, through
+stub still pass. They read the stub as the last commit holds it (`grader.commands.workspace.pristine`, through
 tests/grading.py's `pristine_stub`, and the site's stub blocks), never the learner's working file."""
 
 from __future__ import annotations

@@ -7,23 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalogue, isolation
+from grader import catalogue
+from grader.commands import isolation
 
 pytestmark = pytest.mark.gpu
 HERE = Path(__file__).resolve().parent
 
 
 def test_ceiling_is_measured_then_cached(tmp_path, monkeypatch):
-    from grader import perf
+    from grader import bandwidth
 
     monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
-    first, cached = perf.measure_ceiling()
+    first, cached = bandwidth.measure_ceiling()
     assert not cached
-    spec = perf.spec_peak_gbps()
+    spec = bandwidth.spec_peak_gbps()
     assert first.copy_gbps > 0 and first.add_gbps > 0
     if spec:  # a measured ceiling is below the datasheet, and not absurdly so
         assert 0.5 * spec < first.ceiling_gbps < spec
-    again, cached = perf.measure_ceiling()
+    again, cached = bandwidth.measure_ceiling()
     assert cached and again == first
 
 

@@ -12,7 +12,8 @@ from tests.grading_marker import grading_functions
 MODULE = textwrap.dedent('''
     import subprocess, sys
     import pytest
-    from grader import catalogue, cli, isolation as iso
+    from grader import catalogue
+    from grader.commands import cli, isolation as iso
     from tests.grading import grade
     import site_helpers as helpers
 

@@ -1,6 +1,6 @@
 """The hostile corpus (tests/hostile/) against the grader: what each file is owed, proved in the interpreter.
 
-Every file is copied into the test's own folder and graded through `grader.isolation.run_checks`
+Every file is copied into the test's own folder and graded through `grader.commands.isolation.run_checks`
 (or `grade batch` in a child process), never imported and never graded in place; every process a
 run starts carries a token and is gone (or killed, and the test fails) afterwards. What is proved:
 
@@ -29,8 +29,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, catalogue, isolation, sandbox, static_check
-from grader.results import Kind
+from grader import catalogue
+from grader.commands import batch, isolation, source_allowlist
+from grader.learner import sandbox
+from grader.wire.results import Kind
 from tests.hostile_corpus import (ONE_CHECK, ROOT, TOKEN_VARIABLE, HostileFile, RunProcesses, changed, copy_into,
                                   corpus, course_digest, digest)
 
@@ -100,10 +102,10 @@ UNNAMED_CAUGHT_BY = {
     "autotune_pre_hook": "computed with torch",
     "pre_run_hook": "computed with torch",
     # The learner's Python that Triton runs inside a launch (the interpreter's programs, the compiler's
-    # front end) is watched as the learner's (grader.interpreter_fixes.programs).
+    # front end) is watched as the learner's (grader.learner.interpreter_fixes.programs).
     "constexpr_function": "computed with torch",
     "kernel_body_stash": "computed with torch",
-    # What a launch may hand a kernel is the compiler's rule (grader.interpreter_fixes.kernel_arguments,
+    # What a launch may hand a kernel is the compiler's rule (grader.learner.interpreter_fixes.kernel_arguments,
     # .constexpr_globals): a Python function as a constexpr or a plain argument is refused with a sentence.
     "constexpr_closure": "make it a `@triton.jit` function",
     "constexpr_global": "make it a `@triton.jit` function",
@@ -231,7 +233,7 @@ def _folder_digest(folder: Path) -> dict[str, str]:
 def _grade_batch(folder: Path, out: Path, processes: RunProcesses, *, lenient: bool) -> subprocess.CompletedProcess:
     """`grade batch` in a child process, as an instructor runs it: attacks that look for the `grade`
     command among their ancestors find it."""
-    argv = [sys.executable, "-m", "grader.cli", "batch", str(folder), "--exercise", "1", "--select", BATCH_SELECT,
+    argv = [sys.executable, "-m", "grader.commands.cli", "batch", str(folder), "--exercise", "1", "--select", BATCH_SELECT,
             "--seed", str(SEED), "--interpreter", "--out", str(out), "--gradescope", "--jobs", "2",
             "--file-timeout", str(FILE_CLOCK), *(["--lenient"] if lenient else [])]
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200")
@@ -298,7 +300,7 @@ CONTAINED = sandbox.available_level() in ("namespaces", "user")
 
 
 @pytest.mark.skipif(not CONTAINED, reason="the sandbox here is `partial` (no namespaces, not root): the learner's "
-                    "code runs as this user and could write the course and signal `grade` (grader/sandbox.py); "
+                    "code runs as this user and could write the course and signal `grade` (grader/learner/sandbox.py); "
                     "class grading runs in a container")
 def test_batch_attacks_run_in_the_sandbox_and_change_nothing(tmp_path, processes):
     """With --lenient the attacks' code really runs: the sandbox, not the static check, must stop it."""
@@ -344,7 +346,7 @@ def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_pat
     assert [(c.name, c.kind) for c in run.checks] == [("honesty", Kind.REJECTED)]
     message = run.checks[0].message
     assert message.startswith("the class grader refuses this file: line "), message
-    found = static_check.findings(static_check.read_source(path))
+    found = source_allowlist.findings(source_allowlist.read_source(path))
     assert str(found[0]) in message, message
     named = " ".join(str(f) for f in found)
     assert any(word in named for flag in hostile.static_flags for word in FLAG_FINDINGS[flag]), (
@@ -353,7 +355,7 @@ def test_class_grading_refuses_a_file_the_static_check_can_name(hostile, tmp_pat
 
 
 #: The files that go around a deny-list: a builtin under an alias, a chain past its first link, a module as
-#: a value, dynamic attribute access (tests/test_static_check.py holds the check to each form line by line).
+#: a value, dynamic attribute access (tests/test_source_allowlist.py holds the check to each form line by line).
 AROUND_A_DENY_LIST = [f for f in STATIC_REJECTED
                       if set(f.static_flags) & {"alias of exec", "alias of eval", "alias of open", "__import__",
                                                 "a builtin's name bound", "vars", "globals", "os.path.sys",
@@ -458,7 +460,7 @@ def test_a_robustness_file_is_graded_right_within_its_clock(hostile, tmp_path, p
         assert not any("outside its tensors" in m for m in said), said
     if hostile.path.stem == "latin1_coding":  # the class grader reads it as Python does, too
         assert batch.precheck(path) is None
-        assert static_check.findings(static_check.read_source(path)) == []  # so strict grading is this grading
+        assert source_allowlist.findings(source_allowlist.read_source(path)) == []  # so strict grading is this grading
     if hostile.path.stem == "stderr_flood":  # what comes back is a bounded tail, not the flood
         assert len(json.dumps(run.to_json())) < 1 << 20
     assert processes.survivors() == [], "a process the file started outlived grading"
@@ -499,7 +501,7 @@ def _left_in_shared_places() -> set[str]:
 
 
 @pytest.mark.skipif(not CONTAINED, reason="the sandbox here is `partial` (no namespaces, not root): the learner's "
-                    "code runs as this user and reads what it can read (grader/sandbox.py)")
+                    "code runs as this user and reads what it can read (grader/learner/sandbox.py)")
 @pytest.mark.parametrize("hostile", SANDBOX_FILES, ids=_ids(SANDBOX_FILES))
 def test_a_sandbox_escape_finds_nothing_and_leaves_nothing(hostile, tmp_path, processes, monkeypatch):
     for name, value in PLANTED_SECRETS.items():

@@ -11,8 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import checks
-from grader.failures import GradeFailure
+from grader.judge import checks
+from grader.wire.failures import GradeFailure
 
 pytestmark = pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1", reason="CPU tensors through Triton's interpreter (tests/conftest.py sets it without a GPU)")
 

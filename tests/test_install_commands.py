@@ -68,7 +68,7 @@ def test_the_notebook_cells_install_the_readmes_gpu_form_into_the_setup_pages_fo
     clones = [line[1:].strip() for line in cells if line.startswith("!git clone")]
     assert clones and all(f"{clone} && cd {clone.split()[-1]}" in setup for clone in clones), clones
     assert [f"%cd {clone.split()[-1]}" for clone in clones] == [line for line in cells if line.startswith("%cd")]
-    from grader.cli import build_parser
+    from grader.commands.cli import build_parser
 
     for line in (line for line in cells if line.startswith("!grade")):
         build_parser().parse_args(line.split()[1:])  # a command the CLI has, with arguments it takes

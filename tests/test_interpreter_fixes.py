@@ -1,4 +1,4 @@
-"""Triton's interpreter, with `grader.interpreter_fixes`, computes what a GPU computes.
+"""Triton's interpreter, with `grader.learner.interpreter_fixes`, computes what a GPU computes.
 
 * bf16: the kernels of tests/bf16_agreement.py agree with a model of each (torch's float32 ->
   bfloat16 rounding and exact fractions, independent of the fix), and with the outputs an H200
@@ -33,8 +33,8 @@ import triton
 import triton.language as tl
 from triton.runtime.interpreter import TensorHandle
 
-from grader import interpreter_fixes
-from grader.interpreter_fixes import bits, fingerprints
+from grader.learner import interpreter_fixes
+from grader.learner.interpreter_fixes import bits, fingerprints
 from tests import bf16_agreement as agreement
 from grader import catalogue
 from tests.grading import ROOT, grade
@@ -98,7 +98,7 @@ def test_constant_goes_through_six_decimals_as_in_triton():
 
 def test_every_fix_is_installed_on_this_triton():
     """Fails on a Triton whose interpreter changed where a fix works: read the functions named,
-    and add their fingerprints (grader/interpreter_fixes/fingerprints.py) once the fix is right."""
+    and add their fingerprints (grader/learner/interpreter_fixes/fingerprints.py) once the fix is right."""
     assert APPLIED["bf16"] and APPLIED["loop_variables"] and APPLIED["constexpr_globals"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
     assert APPLIED["kernel_arguments"] and APPLIED["watched_programs"], (
@@ -231,7 +231,7 @@ def test_a_plain_float_global_is_refused_as_the_compiler_refuses_it(kernel):
 
 
 def test_the_names_read_are_those_the_body_does_not_bind():
-    from grader.interpreter_fixes.constexpr_globals import names_read
+    from grader.learner.interpreter_fixes.constexpr_globals import names_read
 
     def kernel(x_ptr, n, BLOCK: tl.constexpr = _PLAIN_SCALE):  # a default value is allowed by the compiler
         acc = 0.0
@@ -371,7 +371,7 @@ def _converts_a_bool_first(arg):  # Triton 3.8's and 3.9's, in short
 
 
 def test_the_bool_fix_patches_only_an_interpreter_whose_int_branch_takes_a_bool():
-    from grader.interpreter_fixes.bool_arguments import fix_bool_arguments
+    from grader.learner.interpreter_fixes.bool_arguments import fix_bool_arguments
 
     old = types.ModuleType("old_interpreter")
     old.tl, old.TensorHandle, old._implicit_cvt = tl, TensorHandle, _converts_a_bool_as_an_int
@@ -405,7 +405,7 @@ def test_the_argument_rule_matches_the_compilers_specialization():
     """Where the rule asks nothing of the compiler (tensors, numbers, bools, None), the compiler agrees."""
     from triton.runtime.jit import mangle_type
 
-    from grader.interpreter_fixes.kernel_arguments import plain_refusal
+    from grader.learner.interpreter_fixes.kernel_arguments import plain_refusal
 
     for value in (torch.zeros(2), 3, 2**40, 2.5, True, None, (torch.zeros(1), 2)):
         mangle_type(value)  # raises where the compiler refuses
@@ -436,7 +436,7 @@ def _copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_torch_ops_run_inside_a_kernels_programs_are_recorded_as_the_learners():
-    from grader.watch import Watch
+    from grader.learner.call_watch import Watch
 
     x, out = torch.arange(5, dtype=torch.float32), torch.empty(5)
     with Watch(intercept_allocations=False) as plain:  # the interpreter's own copies are not the learner's
@@ -470,18 +470,18 @@ def _front_end(kernel, signature: dict, constexprs: dict) -> None:
 
 def _front_end_ops() -> list[str]:
     """The torch ops the watch records while the compiler's front end builds `_copy_kernel`, inside a launch."""
-    from grader import watch
+    from grader.learner import call_watch
 
     interpreter_fixes.apply_compiled()
     x = torch.arange(5, dtype=torch.float32)
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
     _PENDING_WORK.append(lambda: torch.exp(x))
-    with watch.Watch(intercept_allocations=False) as compiled:
-        depth, watch._State.depth = watch._State.depth, 1  # as inside a launch, where Triton's own ops run
+    with call_watch.Watch(intercept_allocations=False) as compiled:
+        depth, call_watch._State.depth = call_watch._State.depth, 1  # as inside a launch, where Triton's own ops run
         try:
             _front_end(_copy_kernel, signature, {(3,): 8})
         finally:
-            watch._State.depth = depth
+            call_watch._State.depth = depth
             _PENDING_WORK.clear()
     return compiled.result.computed
 
@@ -534,7 +534,8 @@ def test_without_the_fix_bf16_is_left_to_a_gpu_in_one_line(monkeypatch):
     """GRADE_INTERPRETER_FIXES=off: the state of a Triton the fixes do not know."""
     from rich.console import Console
 
-    from grader import catalogue, report
+    from grader import catalogue
+    from grader.commands import report
 
     monkeypatch.setenv("GRADE_INTERPRETER_FIXES", "off")
     path = catalogue.get(1).natural_dir / "tutorial_add.py"
@@ -548,7 +549,7 @@ def test_without_the_fix_bf16_is_left_to_a_gpu_in_one_line(monkeypatch):
 
 
 def test_interpreter_limit_messages_say_so(monkeypatch):
-    from grader.failures import describe_exception
+    from grader.wire.failures import describe_exception
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     message = str(describe_exception(AttributeError("'int' object has no attribute 'to'"), None))

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from grader import catalogue, isolation, report
-from grader.results import Kind
+from grader import catalogue
+from grader.commands import isolation, report
+from grader.wire.results import Kind
 
 EX1 = catalogue.get(1)
 SOLUTION = EX1.solution_path.read_text()

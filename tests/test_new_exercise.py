@@ -47,7 +47,7 @@ def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
         f"docs/exercises/{stem}.md"])
 
     env = {**os.environ, "GRADE_STATE_DIR": str(tmp_path / "state"), "TRITON_INTERPRET": "1"}
-    graded = run(course, "-m", "grader.cli", "exercise", str(number), "--from", f"solutions/{stem}.py", "--json",
+    graded = run(course, "-m", "grader.commands.cli", "exercise", str(number), "--from", f"solutions/{stem}.py", "--json",
                  env=env)
     result = json.loads(graded.stdout)
     assert graded.returncode == 0 and result["passed"], graded.stdout[-2000:] + graded.stderr[-2000:]
@@ -55,7 +55,7 @@ def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
     assert {"matches_reference[n4093-fp32]", "traffic"} <= names
     assert any(c["name"] == "performance" and "not measured (no GPU)" in c["message"] for c in result["checks"])
 
-    refused = run(course, "-m", "grader.cli", "check-course")
+    refused = run(course, "-m", "grader.commands.cli", "check-course")
     said = " ".join(refused.stdout.split())
     assert refused.returncode == 1, refused.stdout + refused.stderr
     for piece in ("`chapters` in", "`you_learn` in", "`hints` in", "`bench.unavailable` in", f"exercises/{stem}.py",
@@ -63,12 +63,12 @@ def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
         assert piece in said, f"check-course did not name {piece}: {said}"
 
     make_it_its_own(course, stem, number, result["traffic"])
-    checked = run(course, "-m", "grader.cli", "check-course")
+    checked = run(course, "-m", "grader.commands.cli", "check-course")
     assert checked.returncode == 0 and f"check-course: OK, {number} exercises" in checked.stdout, \
         checked.stdout + checked.stderr
 
     course_copy.commit(course, f"exercise {number}")  # its stub as committed is what the tests grade
-    graded = run(course, "-m", "grader.cli", "check-course", "--grade", str(number), env=env, timeout=900)
+    graded = run(course, "-m", "grader.commands.cli", "check-course", "--grade", str(number), env=env, timeout=900)
     said = " ".join(graded.stdout.split())
     assert graded.returncode == 0 and "every stub fails and every solution passes (1 graded)" in said, \
         graded.stdout + graded.stderr[-2000:]
@@ -85,7 +85,7 @@ def make_it_its_own(course: Path, stem: str, number: int, traffic: dict) -> None
     """What a maintainer does after the tool: the manifest's text, the chapters, the bench's reason, every
     sentence the template wrote, and the traffic table's row (from the solution's own grading)."""
     from docs.scripts.traffic_table import row
-    from grader import course_check
+    from grader.commands import course_check
     from tools import new_exercise
 
     manifest = course / f"grader/exercises/{stem}/exercise.toml"

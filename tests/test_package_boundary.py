@@ -1,8 +1,13 @@
-"""The installed package ships only `grader/`: no module in it may import the learners' files
-(`exercises`), the reference kernels (`solutions`) or the maintainers' tools (`tools`), which an
-installed copy does not have. Read from the source with `ast`, without importing anything. The
-wheel carries every exercise's manifest and spec, and none of the learner files the course's own
-tests grade (each exercise folder's wrong/, natural/ and hostile/)."""
+"""The boundaries of the grader package, read from the source with `ast`, without importing anything.
+
+* The installed package ships only `grader/`: no module in it may import the learners' files
+  (`exercises`), the reference kernels (`solutions`) or the maintainers' tools (`tools`), which an
+  installed copy does not have. The wheel carries every exercise's manifest and spec, and none of the
+  learner files the course's own tests grade (each exercise folder's wrong/, natural/ and hostile/).
+* The core (grader/ outside grader/exercises/) names no exercise.
+* The trust boundary: the learner's side (grader/learner/) loads nothing of the judge's side or the
+  commands', only the wire (grader/wire/) and the few modules every process shares, following every
+  import, at top level or inside a function, through every module it leads to."""
 
 from __future__ import annotations
 
@@ -42,14 +47,17 @@ def imported_modules(source: str, importer: str, *, is_package: bool = False) ->
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = importer.split(".")
-                base = base[: len(base) - node.level + (1 if is_package else 0)]
-                prefix = ".".join(base + ([node.module] if node.module else []))
-            else:
-                prefix = node.module or ""
-            found.append((node.lineno, prefix))
+            found.append((node.lineno, _from_base(node, importer, is_package)))
     return found
+
+
+def _from_base(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    """The module a ``from ... import`` reads from, relative levels resolved against ``importer``."""
+    if not node.level:
+        return node.module or ""
+    base = importer.split(".")
+    base = base[: len(base) - node.level + (1 if is_package else 0)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
 def forbidden_imports(path: Path) -> list[str]:
@@ -103,7 +111,7 @@ def test_the_wheel_ships_the_manifests_and_specs_but_no_learner_files(tmp_path):
             assert f"grader/exercises/{folder}/{name}" in names, (folder, name)
     leaked = [n for n in names if any(f"/{part}/" in n for part in CHECKOUT_ONLY)]
     assert not leaked, leaked[:5]
-    assert "grader/catalogue.py" in names and "grader/softmax_checks.py" in names
+    assert "grader/catalogue.py" in names and "grader/exercises/_shared/softmax_checks.py" in names
 
 
 # --- the core names no exercise ------------------------------------------------------------------
@@ -112,10 +120,6 @@ def test_the_wheel_ships_the_manifests_and_specs_but_no_learner_files(tmp_path):
 #: (grader/exercises/exNN_slug/) and be loaded through the manifest. The list only shrinks: a module
 #: that stops naming an exercise must leave it, and any other core module that names one fails.
 NOT_MOVED_YET: dict[str, str] = {}
-#: Modules that hold exercise-specific code without naming an exercise, also to move (DESIGN's list);
-#: the name check cannot see them, so they are listed here to be counted, not excused.
-ALSO_TO_MOVE = ("grader/softmax_checks.py", "grader/model.py", "grader/profiling.py", "grader/block_measurement.py",
-                "grader/amdahl.py")
 
 
 def exercise_names() -> set[str]:
@@ -170,7 +174,6 @@ def test_the_core_names_no_exercise():
                      f"into the exercise's folder and load it through its manifest: {new}")
     moved = sorted(set(NOT_MOVED_YET) - set(naming))
     assert not moved, f"{moved} no longer name an exercise: take them off NOT_MOVED_YET"
-    assert all((ROOT / module).is_file() for module in ALSO_TO_MOVE)
 
 
 @pytest.mark.parametrize("source,found", [
@@ -182,3 +185,187 @@ def test_the_core_names_no_exercise():
 ])
 def test_the_name_check_reads_code_not_prose(source, found):
     assert names_in_code(source, {"vector_add", "bias_gelu", "ex03_softmax"}) == found
+
+
+# --- the sides of the trust boundary -------------------------------------------------------------
+
+#: The folders of grader/ by the process their code runs in (docs/contributing.md draws them).
+SIDE_FOLDERS = ("judge", "learner", "wire", "commands")
+#: What each side must never load, however indirectly: the learner's process runs the learner's file
+#: beside whatever it imports, so it holds no code of the judge (which decides) or of the grade command;
+#: the wire is spoken by both and loads neither; the judge does not load the commands that start it.
+MUST_NOT_REACH = {"learner": ("judge", "commands"), "wire": ("judge", "learner", "commands"),
+                  "judge": ("commands",)}
+#: The modules of grader/ on no side: read by every process, and so held to what each side may reach.
+SHARED = {
+    "grader": "the package's docstring and version",
+    "grader.catalogue": "the exercises, read from their manifests",
+    "grader.bandwidth": "GPU timing, the measured ceiling and the fraction: the judge's check, the learner "
+                   "process's cross-check and `grade bench` all time with it",
+}
+
+
+def side_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in SIDE_FOLDERS else None
+
+
+def grader_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in shipped_modules()}
+
+
+def grader_imports(source: str, importer: str, modules: set[str], *, is_package: bool = False) -> set[str]:
+    """The grader modules ``source`` loads, at top level or inside a function: ``from grader.wire import
+    protocol`` loads ``grader.wire.protocol`` and the packages above it."""
+    named = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _from_base(node, importer, is_package)
+            named.add(base)
+            named.update(f"{base}.{alias.name}" for alias in node.names)
+    parts = [name.split(".") for name in named]
+    loaded = {".".join(p[:i]) for p in parts for i in range(1, len(p) + 1)}
+    return loaded & modules
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = grader_modules()
+    return {name: grader_imports(path.read_text(), name, set(modules), is_package=path.name == "__init__.py")
+            for name, path in modules.items()}
+
+
+def crossings(graph: dict[str, set[str]]) -> list[str]:
+    """Every module on a side that loads, through any chain of imports, a module its side must not
+    reach; each with the chain."""
+    found = []
+    for start in sorted(graph):
+        forbidden = MUST_NOT_REACH.get(side_of(start) or "", ())
+        if not forbidden:
+            continue
+        chains = {start: [start]}
+        queue = [start]
+        while queue:
+            current = queue.pop(0)
+            for nxt in sorted(graph.get(current, ())):
+                if nxt not in chains:
+                    chains[nxt] = chains[current] + [nxt]
+                    queue.append(nxt)
+        found += [" -> ".join(chain) for target, chain in sorted(chains.items()) if side_of(target) in forbidden]
+    return found
+
+
+def test_no_side_loads_what_its_side_of_the_boundary_must_not():
+    graph = import_graph()
+    assert {side_of(name) for name in graph} >= set(SIDE_FOLDERS), "the walk found no module of some side"
+    crossing = crossings(graph)
+    assert not crossing, ("the learner's process may load only the learner's side, the wire and the shared "
+                          "modules; the wire neither side; the judge not the commands. These chains cross:\n"
+                          + "\n".join(crossing))
+
+
+def test_every_core_module_is_on_a_side_or_shared_by_all():
+    flat = sorted(name for name in grader_modules()
+                  if side_of(name) is None and not name.startswith("grader.exercises") and name not in SHARED)
+    assert not flat, (f"{flat} sit in grader/ on no side: move each into the folder of the process that runs it "
+                      f"({', '.join(SIDE_FOLDERS)}), or list it in SHARED with what every side reads in it")
+    stale = sorted(name for name in SHARED if name not in grader_modules())
+    assert not stale, f"{stale} are listed in SHARED but no longer exist"
+
+
+@pytest.mark.parametrize("graph,expected", [
+    ({"grader.learner.runner": {"grader.wire.protocol"}, "grader.wire.protocol": set()}, []),
+    ({"grader.learner.runner": {"grader.catalogue"}, "grader.catalogue": {"grader.judge.checks"}},
+     ["grader.learner.runner -> grader.catalogue -> grader.judge.checks"]),
+    ({"grader.wire.results": {"grader.learner.call_watch"}}, ["grader.wire.results -> grader.learner.call_watch"]),
+    ({"grader.judge.checks": {"grader.learner.call_watch", "grader.wire.guards"}}, []),
+    ({"grader.judge.plugin": {"grader.commands.report"}}, ["grader.judge.plugin -> grader.commands.report"]),
+])
+def test_a_crossing_is_found_through_any_chain(graph, expected):
+    assert crossings(graph) == expected
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("from grader.wire import protocol", {"grader", "grader.wire", "grader.wire.protocol"}),
+    ("def f():\n    from grader.judge.checks import run_case\n", {"grader", "grader.judge", "grader.judge.checks"}),
+    ("import grader.judge.clock as clock", {"grader", "grader.judge", "grader.judge.clock"}),
+    ("from grader import catalogue, bandwidth", {"grader", "grader.catalogue", "grader.bandwidth"}),
+])
+def test_the_walk_resolves_what_an_import_loads(source, expected):
+    modules = {"grader", "grader.wire", "grader.wire.protocol", "grader.judge", "grader.judge.checks",
+               "grader.judge.clock", "grader.catalogue", "grader.bandwidth"}
+    assert grader_imports(source, "grader.learner.runner", modules) == expected
+
+
+# --- one learner loader ----------------------------------------------------------------------------
+
+#: The one module that runs a file as a module: every process that imports a learner's file goes
+#: through it (the learner's process, `grade show`'s child, `grade bench`).
+LOADER = "grader/learner/loader.py"
+#: Other modules that run a file by path, none of them a learner's.
+RUNS_COURSE_FILES = {"grader/commands/course_check.py": "the checkout's tools/new_exercise.py"}
+
+
+def runs_a_file(source: str) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr in ("exec_module", "spec_from_file_location", "run_path")
+               for node in ast.walk(ast.parse(source)))
+
+
+def test_a_learner_file_is_imported_by_the_one_loader():
+    running = sorted(path.relative_to(ROOT).as_posix() for path in shipped_modules() if runs_a_file(path.read_text()))
+    assert LOADER in running, "the walk no longer sees the loader: is runs_a_file right?"
+    others = [module for module in running if module != LOADER and module not in RUNS_COURSE_FILES]
+    assert not others, (f"{others} import a file by path: import a learner's file with "
+                        "grader.learner.loader.import_file, so every process loads it one way")
+
+
+# --- one mode decision -----------------------------------------------------------------------------
+
+#: The module that decides, once per process, whether kernels run on the GPU or in Triton's interpreter.
+MODE_DECIDER = "grader/learner/mode.py"
+#: Modules that still decide it themselves (read TRITON_INTERPRET or ask torch for CUDA), each to ask
+#: the decider instead. The list only shrinks: a module that stops deciding must leave it.
+DECIDES_ITSELF_YET = {
+    "grader/commands/bench_sweep.py": "says why there is no GPU from torch.cuda.is_available()",
+    "grader/judge/plugin.py": "the judge's mode from --interpreter, TRITON_INTERPRET and torch.cuda.is_available()",
+    "grader/learner/interpreter_hooks.py": "reads TRITON_INTERPRET with a parsing of its own",
+    "grader/wire/failures.py": "reads TRITON_INTERPRET to word an interpreter limit",
+}
+
+
+def mode_reads(source: str) -> list[int]:
+    """Lines that decide GPU or interpreter: a read of TRITON_INTERPRET or a call of cuda.is_available()."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            called = ast.unparse(node.func)
+            names_the_variable = bool(node.args) and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == "TRITON_INTERPRET"
+            if called.endswith("cuda.is_available") or (called.endswith(("environ.get", "getenv")) and names_the_variable):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                and isinstance(node.slice, ast.Constant) and node.slice.value == "TRITON_INTERPRET":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_one_module_decides_gpu_or_interpreter():
+    deciding = {path.relative_to(ROOT).as_posix(): mode_reads(path.read_text()) for path in shipped_modules()}
+    deciding = {module: lines for module, lines in deciding.items() if lines}
+    assert MODE_DECIDER in deciding, "the walk no longer sees the decider: is mode_reads right?"
+    new = {m: lines for m, lines in deciding.items() if m != MODE_DECIDER and m not in DECIDES_ITSELF_YET}
+    assert not new, (f"{new} decide GPU or interpreter themselves (lines shown): ask {MODE_DECIDER} instead, so "
+                     "every process and command agrees")
+    done = sorted(set(DECIDES_ITSELF_YET) - set(deciding))
+    assert not done, f"{done} no longer decide: take them off DECIDES_ITSELF_YET"
+
+
+@pytest.mark.parametrize("source,lines", [
+    ("import os\nx = os.environ.get('TRITON_INTERPRET') == '1'", [2]),
+    ("import torch\nif torch.cuda.is_available():\n    pass", [2]),
+    ("import os\nflag = os.environ['TRITON_INTERPRET']", [2]),
+    ("import os\nos.environ['TRITON_INTERPRET'] = '1'\nos.environ.pop('TRITON_INTERPRET', None)", []),
+])
+def test_a_mode_decision_is_seen(source, lines):
+    assert mode_reads(source) == lines

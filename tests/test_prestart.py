@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from grader import catalogue, isolation, prestart
+from grader import catalogue, prestart
+from grader.commands import isolation
 
 ROOT = catalogue.ROOT
 

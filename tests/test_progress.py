@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from grader import progress_file
-from grader.results import CheckRecord as CheckResult, PerformanceRecord, RunResult
+from grader.commands import progress_file
+from grader.wire.results import CheckRecord as CheckResult, PerformanceRecord, RunResult
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalogue, cli
+from grader import catalogue
+from grader.commands import cli
 
 ROOT = catalogue.ROOT
 SOLUTION = catalogue.get(1).solution_path.read_text()
@@ -49,7 +50,7 @@ def _processes_running(marker: str) -> list[int]:
 
 def _run_module(tmp_path: Path, path: Path, *, select: str = ONE_CHECK, timeout: float = 10,
                 file_timeout: float | None = None):
-    from grader import isolation
+    from grader.commands import isolation
 
     return isolation.run_checks(catalogue.get(1), path, seed=7, interpreter=True, select=select,
                                 check_timeout=timeout, file_timeout=file_timeout)
@@ -144,7 +145,7 @@ def test_a_latin1_file_with_a_coding_line_is_graded_as_python_reads_it(tmp_path)
     path.write_bytes(text.encode("latin-1", errors="replace"))
     run = _run_module(tmp_path, path)
     assert run.passed, [c.message for c in run.checks] + [run.fatal]
-    from grader import batch
+    from grader.commands import batch
 
     assert batch.precheck(path) is None
 
@@ -155,7 +156,7 @@ def test_a_signal_to_grade_ends_every_process_and_removes_its_folders(tmp_path, 
                             "def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    while True:\n        pass")
     path = _learner(tmp_path, "hangs", hang)
     tmp = Path(tempfile.mkdtemp(prefix="grade-signal-test-"))
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "exercise", "1", "--from", str(path), "--interpreter"],
+    proc = subprocess.Popen([sys.executable, "-m", "grader.commands.cli", "exercise", "1", "--from", str(path), "--interpreter"],
                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -185,7 +186,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_leaves_no_process(tmp_path):
     for name in ("ann", "ben"):
         (folder / f"{name}_{marker}.py").write_text(hang)
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", str(folder), "--exercise", "1", "--jobs", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "grader.commands.cli", "batch", str(folder), "--exercise", "1", "--jobs", "2",
                              "--interpreter", "--out", str(out), "--select", ONE_CHECK],
                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -206,7 +207,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_leaves_no_process(tmp_path):
 
 
 def test_reset_says_why_when_the_backups_folder_cannot_be_made(tmp_path):
-    from grader import workspace
+    from grader.commands import workspace
 
     repo = tmp_path / "course"
     (repo / "exercises").mkdir(parents=True)
@@ -224,7 +225,7 @@ def test_reset_says_why_when_the_backups_folder_cannot_be_made(tmp_path):
 
 
 def test_corrupt_progress_files_keep_unique_backup_names(tmp_path, monkeypatch):
-    from grader import progress_file
+    from grader.commands import progress_file
 
     monkeypatch.setattr(progress_file.time, "strftime", lambda fmt: "20261201-120000")
     for _ in range(3):

@@ -1,4 +1,4 @@
-"""The sandbox the learner's process runs in (`grader.sandbox`), level by level, on a shell command:
+"""The sandbox the learner's process runs in (`grader.learner.sandbox`), level by level, on a shell command:
 what it may write, what it sees, which processes it leaves behind."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader.learner import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,9 +13,11 @@ import pytest
 import torch
 from rich.console import Console
 
-from grader import catalogue, checks, cli, report, show
-from grader.failures import ACCESS_KINDS, GradeFailure
-from grader.results import CheckRecord as CheckResult, RunResult
+from grader import catalogue
+from grader.commands import cli, report, show
+from grader.judge import checks
+from grader.wire.failures import ACCESS_KINDS, GradeFailure
+from grader.wire.results import CheckRecord as CheckResult, RunResult
 
 ROOT = catalogue.ROOT
 WRONG_EX01 = sorted((catalogue.get(1).wrong_dir).glob("*.py"))
@@ -97,7 +99,7 @@ def test_show_prints_json_and_writes_a_figure(capsys, tmp_path):
     assert code == 0
     data = json.loads(out)
     assert data["exercise"] == 1
-    from grader.access_map import AccessMap
+    from grader.learner.access_map import AccessMap
 
     amap = AccessMap.from_dict(data["map"])
     assert amap.tensor("x").shape == (1000,)
@@ -180,7 +182,7 @@ def test_a_wrong_value_is_not_an_access_failure():
 
 
 def test_the_row_stride_diagnosis_keeps_the_masking_kind():
-    from grader import softmax_checks
+    from grader.exercises._shared import softmax_checks
 
     @triton.jit
     def rows_kernel(x_ptr, out_ptr, row_stride, n_cols, BLOCK: tl.constexpr):

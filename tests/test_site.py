@@ -325,13 +325,13 @@ def test_plot_script_draws_the_decode_figures(tmp_path):
 
 
 def test_tolerance_table_matches_grader():
-    compare = pytest.importorskip("grader.compare")
+    compare = pytest.importorskip("grader.judge.compare")
     torch = pytest.importorskip("torch")
     page = (DOCS / "grading.md").read_text()
     for dtype, name in ((torch.float32, "float32"), (torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
         tol = compare.DEFAULT_TOLERANCES[dtype]
         row = f"| {name} | {tol.rtol:g} | {tol.atol:g} |"
-        assert row in page, f"grading.md's tolerance table disagrees with grader.compare for {name}: want {row}"
+        assert row in page, f"grading.md's tolerance table disagrees with grader.judge.compare for {name}: want {row}"
 
 
 # ------------------------------------------------------------------------------------------------

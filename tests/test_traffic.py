@@ -1,4 +1,4 @@
-"""Tests for grader/traffic.py: byte counts worked out by hand from shapes and dtypes."""
+"""Tests for grader/learner/traffic.py: byte counts worked out by hand from shapes and dtypes."""
 
 import os
 
@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 from triton.runtime import interpreter
 
-from grader.traffic import OUTSIDE, Traffic, count_traffic, describe, format_bytes, traffic_available
+from grader.learner.traffic import OUTSIDE, Traffic, count_traffic, describe, format_bytes, traffic_available
 
 F32, F16 = 4, 2  # bytes per element
 

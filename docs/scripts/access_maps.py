@@ -4,7 +4,7 @@
 Each map is what ``grade show N --from FILE`` draws for one file: a solution, a known-wrong
 variant (an exercise folder's ``wrong/``) or a correct variant (its ``natural/``), called once in Triton's
 interpreter on the input its exercise's spec chooses (``show_inputs``). This script records
-them the way `grade show`'s child process does (`grader.harness.show_child.record`) and writes,
+them the way `grade show`'s child process does (`grader.learner.show_child.record`) and writes,
 for each, ``NAME.svg`` (the drawing the pages show) and ``NAME.json`` (the map's data):
 
     python docs/scripts/access_maps.py             # rewrites docs/assets/access-maps/
@@ -28,13 +28,14 @@ os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported: the same on e
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from grader import mode  # noqa: E402
+from grader.learner import mode  # noqa: E402
 
 mode.select(force_interpreter=True)
 
-from grader import access_figure, catalogue  # noqa: E402
-from grader.access_map import AccessMap  # noqa: E402
-from grader.harness.show_child import record  # noqa: E402
+from grader import catalogue  # noqa: E402
+from grader.commands import access_figure
+from grader.learner.access_map import AccessMap  # noqa: E402
+from grader.learner.show_child import record  # noqa: E402
 
 DEFAULT_OUT = ROOT / "docs" / "assets" / "access-maps"
 

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from grader import catalogue, workspace  # noqa: E402
+from grader import catalogue  # noqa: E402
+from grader.commands import workspace
 
 #: The code block's title when the text comes from the working file instead of git.
 WORKING_COPY_NOTE = " (the file in your checkout: no git history here)"
@@ -29,7 +30,7 @@ class StubError(LookupError):
 
 def committed_text(path: str, root: Path = ROOT) -> str | None:
     """``path`` (relative to ``root``) as the last commit holds it (`grade reset`'s reader,
-    `grader.workspace.pristine`); None without git or that commit."""
+    `grader.commands.workspace.pristine`); None without git or that commit."""
     try:
         return workspace.pristine(root / path).decode("utf-8")
     except workspace.WorkspaceError:

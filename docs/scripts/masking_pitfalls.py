@@ -4,7 +4,7 @@
 Chapter 3 shows each pitfall's code and the message the grader gives for it. Neither is typed
 into the page: the code is included from the ``--8<-- [start:NAME]`` sections of this file, and
 the messages from ``docs/assets/messages/NAME.txt``, which this script writes by running every
-variant through the grader's own checks (`grader.checks.run_case`) in Triton's interpreter,
+variant through the grader's own checks (`grader.judge.checks.run_case`) in Triton's interpreter,
 on seeded inputs. Re-run it whenever the grader's wording changes:
 
     python docs/scripts/masking_pitfalls.py            # rewrites docs/assets/messages/*.txt
@@ -29,8 +29,8 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from grader import checks  # noqa: E402
-from grader.failures import GradeFailure  # noqa: E402
+from grader.judge import checks  # noqa: E402
+from grader.wire.failures import GradeFailure  # noqa: E402
 
 DEFAULT_OUT = ROOT / "docs" / "assets" / "messages"
 BLOCK_SIZE = 1024

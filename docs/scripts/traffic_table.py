@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from grader.traffic import format_bytes  # noqa: E402
+from grader.learner.traffic import format_bytes  # noqa: E402
 
 OUT = ROOT / "docs" / "assets" / "traffic-table.txt"
 HEADER = ("| exercise | tensors (bytes loaded / stored) | launches | moved | minimum | ratio |\n"
@@ -37,7 +37,8 @@ def row(number: int, title: str, traffic: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from grader import catalogue, isolation
+    from grader import catalogue
+    from grader.commands import isolation
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=OUT)

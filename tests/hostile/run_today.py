@@ -187,7 +187,7 @@ def _digest(path: Path) -> str:
 
 
 def grade_command(*args: str, gpu: bool) -> list[str]:
-    return [sys.executable, "-m", "grader.cli", *args, *([] if gpu else ["--interpreter"])]
+    return [sys.executable, "-m", "grader.commands.cli", *args, *([] if gpu else ["--interpreter"])]
 
 
 # --- one file ------------------------------------------------------------------------------------------

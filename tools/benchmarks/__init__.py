@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 
-from grader import perf
+from grader import bandwidth
 
 
 def meta() -> dict:
@@ -27,8 +27,8 @@ def meta() -> dict:
     agree were measured in one process, one after the other (a plot that compares them may)."""
     import triton
 
-    info = perf.gpu_info()
-    ceiling, _ = perf.measure_ceiling()
+    info = bandwidth.gpu_info()
+    ceiling, _ = bandwidth.measure_ceiling()
     return {
         "run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "gpu": info.name,
@@ -41,7 +41,7 @@ def meta() -> dict:
         "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
         "copy_gbps": round(ceiling.copy_gbps, 1),
         "add_gbps": round(ceiling.add_gbps, 1),
-        "spec_gbps": None if (spec := perf.spec_peak_gbps()) is None else round(spec, 1),
+        "spec_gbps": None if (spec := bandwidth.spec_peak_gbps()) is None else round(spec, 1),
     }
 
 
@@ -51,7 +51,7 @@ def file_prefix(header: dict) -> str:
 
 
 def ceiling_gbps() -> float:
-    return perf.measure_ceiling()[0].ceiling_gbps
+    return bandwidth.measure_ceiling()[0].ceiling_gbps
 
 
 def time_row(kernel: str, fn: Callable[[], object], nbytes: int | None, *, flops: float | None = None,
@@ -62,12 +62,12 @@ def time_row(kernel: str, fn: Callable[[], object], nbytes: int | None, *, flops
     apply); ``flops`` gives TFLOP/s for compute-bound kernels. Both runs are kept so the noise
     is visible; ``ms`` is the better of the two medians.
     """
-    first = perf.time_ms(fn, rep_ms=rep_ms)
-    second = perf.time_ms(fn, rep_ms=rep_ms)
+    first = bandwidth.time_ms(fn, rep_ms=rep_ms)
+    second = bandwidth.time_ms(fn, rep_ms=rep_ms)
     ms = min(first, second)
     row = {"kernel": kernel, **shape, "ms": round(ms, 5), "ms_runs": [round(first, 5), round(second, 5)]}
     if nbytes is not None:
-        achieved = perf.gbps(nbytes, ms)
+        achieved = bandwidth.gbps(nbytes, ms)
         row.update(bytes=nbytes, gbps=round(achieved, 1), fraction=round(achieved / ceiling_gbps(), 4))
     if flops is not None:
         row["tflops"] = round(flops / (ms * 1e-3) / 1e12, 1)
@@ -76,10 +76,10 @@ def time_row(kernel: str, fn: Callable[[], object], nbytes: int | None, *, flops
 
 def time_rows_in_turns(kernels: dict[str, Callable[[], object]], *, flops: float | None = None, rounds: int = 3,
                        rep_ms: int = 100, **shape) -> dict[str, dict]:
-    """One row per kernel from `perf.time_in_turns` (why turns: see there). ``ms`` is the median
+    """One row per kernel from `bandwidth.time_in_turns` (why turns: see there). ``ms`` is the median
     of the kernel's rounds; every round is kept in ``ms_runs``."""
     rows = {}
-    for name, times in perf.time_in_turns(kernels, rounds=rounds, rep_ms=rep_ms).items():
+    for name, times in bandwidth.time_in_turns(kernels, rounds=rounds, rep_ms=rep_ms).items():
         ms = statistics.median(times)
         rows[name] = {"kernel": name, **shape, "ms": round(ms, 5), "ms_runs": [round(t, 5) for t in times]}
         if flops is not None:

@@ -19,7 +19,7 @@ import functools
 import torch
 import torch.nn.functional as F
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex02_bias_gelu.spec import minimum_bytes, unfused_bytes
 from tools.benchmarks import failed_row, time_row
 
@@ -57,7 +57,7 @@ def run() -> list[dict]:
         rows.append(time_row("solution", lambda: bias_gelu(x, bias), fused, **shape))
 
         eager = time_row("torch eager (x + bias, gelu)", lambda: eager_bias_gelu(x, bias), fused, **shape)
-        eager.update(moved_bytes=moved, moved_gbps=round(perf.gbps(moved, eager["ms"]), 1))
+        eager.update(moved_bytes=moved, moved_gbps=round(bandwidth.gbps(moved, eager["ms"]), 1))
         rows.append(eager)
 
         try:

@@ -6,7 +6,7 @@
     python -m tools.benchmarks.ex03_softmax --registers                # no GPU: sm_90 registers and spills
 
 Every kernel at one shape is timed in turns with the others (a, b, c, a, b, c: the card's power
-state drifts), two medians each (`grader.perf.time_ms`: L2 flushed before every run), and its
+state drifts), two medians each (`grader.bandwidth.time_ms`: L2 flushed before every run), and its
 bandwidth is the minimum bytes, ``2 · M · N · element_size``, over the median, as a fraction of the
 measured ceiling. Rows (``rows`` of the JSON; ``dtype`` is ``fp32`` or ``bf16``):
 
@@ -68,7 +68,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex03_softmax.spec import minimum_bytes
 from tools import benchmarks
 from tools.benchmarks import inductor_capture as capture
@@ -297,14 +297,14 @@ def _close(out: Any, want: torch.Tensor, dtype: str) -> str | None:
 
 
 def time_in_turns(kernels: dict[str, Callable[[], Any]], *, rounds: int, rep_ms: int) -> dict[str, list | str]:
-    """`perf.time_in_turns`, one kernel's failure recorded as its error instead of ending the shape."""
+    """`bandwidth.time_in_turns`, one kernel's failure recorded as its error instead of ending the shape."""
     runs: dict[str, list | str] = {name: [] for name in kernels}
     for _ in range(rounds):
         for name, fn in kernels.items():
             if isinstance(runs[name], str):
                 continue
             try:
-                runs[name].append(perf.time_ms(fn, rep_ms=rep_ms))
+                runs[name].append(bandwidth.time_ms(fn, rep_ms=rep_ms))
             except Exception as exc:  # one kernel failing must not lose the others' numbers
                 runs[name] = f"{type(exc).__name__}: {str(exc)[:200]}"
     return runs
@@ -314,7 +314,7 @@ def timed_row(name: str, times: list | str, nbytes: int, ceiling: float, **keys)
     if isinstance(times, str):
         return {"kernel": name, **keys, "ms": None, "error": times}
     ms = statistics.median(times)
-    gbps = perf.gbps(nbytes, ms)
+    gbps = bandwidth.gbps(nbytes, ms)
     return {"kernel": name, **keys, "ms": round(ms, 5), "ms_runs": [round(t, 5) for t in times], "bytes": nbytes,
             "gbps": round(gbps, 1), "fraction": round(gbps / ceiling, 4)}
 
@@ -362,9 +362,9 @@ class Sweep:
                 compiled = clock.snapshot()
                 clock = capture.CpuClock()
                 fn = self.modes.get(mode, M, 1024, "fp32")
-                ms = perf.time_ms(lambda: fn(x), rep_ms=self.rep_ms)
+                ms = bandwidth.time_ms(lambda: fn(x), rep_ms=self.rep_ms)
                 host_us = capture.host_us_per_call(lambda: fn(x))
-                gbps = perf.gbps(minimum_bytes(M, 1024, 4), ms)
+                gbps = bandwidth.gbps(minimum_bytes(M, 1024, 4), ms)
                 self.record["first_compiles"].append({
                     "kernel": mode, "M": M, "N": 1024, "dtype": "fp32", "first_call_s": entry["first_call_s"],
                     "ms": round(ms, 5), "fraction": round(gbps / self.ceiling, 4), "host_us": host_us,
@@ -456,7 +456,7 @@ class Sweep:
                 if not isinstance(runs, str):
                     warm = statistics.median(runs)
                     first["warm_ms"] = round(warm, 5)
-                    first["warm_fraction"] = round(perf.gbps(nbytes, warm) / self.ceiling, 4)
+                    first["warm_fraction"] = round(bandwidth.gbps(nbytes, warm) / self.ceiling, 4)
         if self.diagnostics and m == M:
             for name in PEERS:
                 if name not in ready:
@@ -479,13 +479,13 @@ class Sweep:
 
     def graph_rows(self, ready: dict[str, Callable[[], Any]], nbytes: int, keys: dict) -> None:
         """``variant_graph_{peer}``: the solution, torch.softmax and torch.compile replayed from a CUDA graph,
-        in turns: the kernels without the Python launcher in between (`grader.perf.graphed`)."""
+        in turns: the kernels without the Python launcher in between (`grader.bandwidth.graphed`)."""
         replays = {}
         for name in GRAPHED:
             if name not in ready:
                 continue
             try:
-                replays[f"variant_graph_{name}"] = perf.graphed(ready[name])
+                replays[f"variant_graph_{name}"] = bandwidth.graphed(ready[name])
             except Exception as exc:  # a call that cannot be captured is a finding, recorded as its row
                 self.record["rows"].append(benchmarks.failed_row(f"variant_graph_{name}", exc, **keys))
         for name, runs in time_in_turns(replays, rounds=self.rounds, rep_ms=self.rep_ms).items():

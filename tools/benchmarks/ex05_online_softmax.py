@@ -31,7 +31,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex05_online_softmax.spec import least_hbm_bytes, minimum_bytes
 from tools.benchmarks import ceiling_gbps, time_rows_in_turns
 
@@ -118,10 +118,10 @@ def _rows_in_turns(kernels: dict[str, object], x: torch.Tensor, **shape) -> list
     ceiling = ceiling_gbps()
     nbytes, algorithm_bytes = least_hbm_bytes(m, n, 4), minimum_bytes(m, n, 4)
     for row in time_rows_in_turns(ready, rounds=2, **shape).values():
-        achieved = perf.gbps(nbytes, row["ms"])
+        achieved = bandwidth.gbps(nbytes, row["ms"])
         rows.append({**row, "bytes": nbytes, "gbps": round(achieved, 1), "fraction": round(achieved / ceiling, 4),
                      "algorithm_bytes": algorithm_bytes,
-                     "fraction_algorithm": round(perf.gbps(algorithm_bytes, row["ms"]) / ceiling, 4)})
+                     "fraction_algorithm": round(bandwidth.gbps(algorithm_bytes, row["ms"]) / ceiling, 4)})
     return rows
 
 

@@ -1,10 +1,10 @@
 """Amdahl's Law on the course's transformer block (exercise 6): profile, predict, then measure.
 
-For each sequence length (256 and 2048, 16384 tokens each) the block of `grader.model` runs with
+For each sequence length (256 and 2048, 16384 tokens each) the block of `grader.exercises._shared.model` runs with
 torch.softmax and with the course's exercise-3 softmax (``solutions/ex03_softmax.py``), and one
 row records:
 
-* ``profile``: the operator rows of one pass with torch.softmax (`grader.profiling.profile_block`),
+* ``profile``: the operator rows of one pass with torch.softmax (`grader.exercises._shared.profiling.profile_block`),
   and ``profile_swapped`` with the Triton softmax (its kernels in ``softmax_kernels``);
 * ``softmax_fraction`` f, read from ``profile``; ``local_speedup`` s, torch.softmax against the
   solution on the block's score rows, (B·H·S, S) fp32, alone (with GB/s of the 2·rows·cols·4 bytes);
@@ -30,9 +30,9 @@ import time
 
 import torch
 
-from grader import model, profiling
-from grader.amdahl import amdahl, captured, ceiling
-from grader.block_measurement import measure_block
+from grader.exercises._shared import model, profiling
+from grader.exercises.ex06_amdahl.amdahl import amdahl, captured, ceiling
+from grader.exercises.ex06_amdahl.block_measurement import measure_block
 from grader.exercises.ex06_amdahl.spec import minimum_bytes
 
 #: (sequence length, batch): the same 16384 tokens at both lengths, so the linear layers do the

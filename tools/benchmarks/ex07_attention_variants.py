@@ -355,7 +355,7 @@ def _drift(q, k, v, solution, power: _PowerSampler, rounds: int = 15) -> list[di
     card's power state, and why every comparison here is timed in turns."""
     import torch.nn.functional as F
 
-    from grader import perf
+    from grader import bandwidth
 
     B, H, S, D = q.shape
     work = flops(B, H, S, S, D, False)
@@ -365,7 +365,7 @@ def _drift(q, k, v, solution, power: _PowerSampler, rounds: int = 15) -> list[di
     for i in range(rounds):
         for name, fn in (("sdpa", lambda: F.scaled_dot_product_attention(q, k, v)),
                          ("solution", lambda: solution.attention(q, k, v))):
-            ms = perf.time_ms(fn)
+            ms = bandwidth.time_ms(fn)
             rows.append({"kernel": f"drift: {name}", "round": i, "B": B, "H": H, "S": S, "D": D, "causal": False,
                          "dtype": "fp16", "ms": round(ms, 5), "tflops": round(work / (ms * 1e-3) / 1e12, 1),
                          "sm_clock_mhz": power.samples[-1][1] if power.samples else None,

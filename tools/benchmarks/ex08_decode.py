@@ -14,7 +14,7 @@ written to the JSON file as soon as it is done:
              pages of 16 and 64 (skipped with its exact reason when it does not import or compile).
              Each timed three ways: from Python (``do_bench``); replayed from a CUDA graph after a read
              flush (``-graph-clean-l2``); and as a node of a 16-step graph (``-in-graph``, the graph's
-             launch and the timing events left out: `grader.perf.time_ms_in_graph`).
+             launch and the timing events left out: `grader.bandwidth.time_ms_in_graph`).
 ``configs``  candidate configurations of the solution (tile, warps, stages, programs per SM) and a
              variant without ``tl.dot`` (broadcast products over the G real heads), each in turns with
              the solution's default at the target shapes and both page sizes; ``best config`` rows.
@@ -26,7 +26,7 @@ written to the JSON file as soon as it is done:
 
 Every bandwidth figure is the spec's minimum bytes (the valid K and V rows once, q and out) over the
 median time; ``fraction`` is of the measured ceiling (``meta.ceiling_gbps``). Peers timed in turns
-(`grader.perf.time_in_turns`); ``ms`` is the median of a kernel's rounds, all rounds kept in ``ms_runs``.
+(`grader.bandwidth.time_in_turns`); ``ms`` is the median of a kernel's rounds, all rounds kept in ``ms_runs``.
 
 On the GPU machine, from the repository root (about four minutes on an H200, FlashInfer's JIT
 compilation included; `tools/device/prepare_flashinfer.sh` builds the FlashInfer folder first)::
@@ -54,7 +54,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex08_decode.spec import minimum_bytes, per_query_head_bytes, reference
 from tools.benchmarks import failed_row, meta
 
@@ -112,7 +112,7 @@ def nbytes(B: int, S: int, page_size: int, *, H_q=H_Q, H_kv=H_KV, d=D, element_s
 
 def _figures(row: dict, moved: int, ceiling: float) -> dict:
     if row.get("ms"):
-        gbps = perf.gbps(moved, row["ms"])
+        gbps = bandwidth.gbps(moved, row["ms"])
         row.update(bytes=moved, gbps=round(gbps, 1), fraction=round(gbps / ceiling, 4))
     return row
 
@@ -123,7 +123,7 @@ GRAPHED = ("solution-page16", "solution-page64", "sdpa-contiguous", "flashinfer-
 
 def _in_turns(kernels: dict, *, rounds: int, moved: int, ceiling: float, **shape) -> list[dict]:
     rows = []
-    for name, times in perf.time_in_turns(kernels, rounds=rounds).items():
+    for name, times in bandwidth.time_in_turns(kernels, rounds=rounds).items():
         ms = statistics.median(times)
         rows.append(_figures({"kernel": name, **shape, "ms": round(ms, 5), "ms_runs": [round(t, 5) for t in times]},
                              moved, ceiling))
@@ -150,22 +150,22 @@ def _rows_in_turns(timed: dict, timer, suffix: str, *, rounds: int, moved: int, 
 
 
 def clean_l2_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 3, **shape) -> list[dict]:
-    """The graph replays timed again after a read flush (`grader.perf.time_ms_clean_l2`), in turns; among
+    """The graph replays timed again after a read flush (`grader.bandwidth.time_ms_clean_l2`), in turns; among
     them ``read-same-bytes-graph``, a plain read (``torch.sum``) of the step's minimum bytes. ``torch.sum``
     is not the fastest read: a Triton kernel of one 8 KiB block per program reads the same bytes faster
     (the ``read-floor`` rows of docs/measurements/h200-ex08-decode-configs.json). Rows ``NAME-clean-l2``."""
     timed = {name: fn for name, fn in kernels.items() if name.endswith("-graph")}
-    return _rows_in_turns(timed, perf.time_ms_clean_l2, "clean-l2", rounds=rounds, moved=moved, ceiling=ceiling,
+    return _rows_in_turns(timed, bandwidth.time_ms_clean_l2, "clean-l2", rounds=rounds, moved=moved, ceiling=ceiling,
                           **shape)
 
 
 def in_graph_rows(kernels: dict, *, moved: int, ceiling: float, rounds: int = 2, **shape) -> list[dict]:
     """The contenders of ``GRAPHED`` and the plain read as nodes of a CUDA graph of 16 steps, each after a
-    read flush, in turns (`grader.perf.time_ms_in_graph`): what each adds to a server's graphed decode
+    read flush, in turns (`grader.bandwidth.time_ms_in_graph`): what each adds to a server's graphed decode
     step, without the graph launch and the timing events that `clean_l2_rows` charges to every call.
     Rows ``NAME-in-graph``."""
     timed = {name: kernels[name] for name in (*GRAPHED, "read-same-bytes") if name in kernels}
-    return _rows_in_turns(timed, perf.time_ms_in_graph, "in-graph", rounds=rounds, moved=moved, ceiling=ceiling,
+    return _rows_in_turns(timed, bandwidth.time_ms_in_graph, "in-graph", rounds=rounds, moved=moved, ceiling=ceiling,
                           **shape)
 
 
@@ -434,15 +434,15 @@ def part_targets(ceiling: float, flashinfer: FlashInfer) -> list[dict]:
                 checked[name] = round((out.float() - want).abs().max().item(), 5)
             # The same calls replayed from a CUDA graph: no Python launcher between the kernels, which is
             # how inference servers run a decode step. The ``host-us`` rows say what the launcher costs.
-            host = {name: perf.host_us(kernels[name]) for name in GRAPHED if name in kernels}
+            host = {name: bandwidth.host_us(kernels[name]) for name in GRAPHED if name in kernels}
             for name in GRAPHED:
                 if name in kernels:
                     try:
-                        kernels[f"{name}-graph"] = perf.graphed(kernels[name])
+                        kernels[f"{name}-graph"] = bandwidth.graphed(kernels[name])
                     except Exception as exc:
                         rows.append(failed_row(f"{name}-graph", exc, **shape))
             plain = torch.randn(moved // 4, device="cuda")  # the step's minimum bytes, read by one reduction
-            kernels["read-same-bytes-graph"] = perf.graphed(lambda: plain.sum())
+            kernels["read-same-bytes-graph"] = bandwidth.graphed(lambda: plain.sum())
             measured = _in_turns(kernels, rounds=3, moved=moved, ceiling=ceiling, **shape)
             rows += [{"kernel": f"host-us-{name}", **shape, "us": round(us, 1)} for name, us in host.items()]
             rows += clean_l2_rows(kernels, moved=moved, ceiling=ceiling, **shape)
@@ -572,10 +572,10 @@ def part_step(ceiling: float) -> list[dict]:
             total = 0.0
             measured = []
             for name, (fn, count, moved) in ops.items():
-                ms = perf.time_ms(fn) * count
+                ms = bandwidth.time_ms(fn) * count
                 total += ms
                 measured.append({"kernel": "step", "op": name, **shape, "ms": round(ms, 5), "count": count,
-                                 "bytes": moved * count, "gbps": round(perf.gbps(moved * count, ms), 1)})
+                                 "bytes": moved * count, "gbps": round(bandwidth.gbps(moved * count, ms), 1)})
             for row in measured:
                 row["share"] = round(row["ms"] / total, 4)
             rows += measured
@@ -592,7 +592,7 @@ def part_step(ceiling: float) -> list[dict]:
 
 def run() -> list[dict]:
     """Every part, one list of rows (``python -m tools.benchmarks ex08_decode``)."""
-    ceiling = perf.measure_ceiling()[0].ceiling_gbps
+    ceiling = bandwidth.measure_ceiling()[0].ceiling_gbps
     flashinfer = FlashInfer()
     rows = [{"kernel": "flashinfer-status", "ms": None, "version": flashinfer.version, "error": flashinfer.error}]
     for part in (part_check, lambda c: part_targets(c, flashinfer), part_configs,

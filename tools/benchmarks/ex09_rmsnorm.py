@@ -7,7 +7,7 @@ run), the JSON file rewritten after each part:
 
 * ``peers`` — M = 16384 rows of N = 1024 ... 16384 bf16 (fresh random data; 32 to 512 MiB per
   tensor, beyond the L2 from N = 1024 on for the pair). For each N, in turns (``ROUNDS`` medians
-  each, `grader.perf.time_in_turns`): the forward (``op = fwd``), the backward alone (``bwd``,
+  each, `grader.bandwidth.time_in_turns`): the forward (``op = fwd``), the backward alone (``bwd``,
   ``torch.autograd.grad`` with ``retain_graph`` for the peers; the solution's
   ``rmsnorm_backward`` called directly, as the grader times it) and forward + backward through
   autograd (``fwdbwd``), for ``solution``, ``eager`` (``torch.nn.functional.rms_norm``),
@@ -16,8 +16,8 @@ run), the JSON file rewritten after each part:
   Bytes are the spec's minima: `forward_bytes`, `backward_minimum_bytes` and their sum; every
   kernel is credited with the same bytes, so ``fraction`` compares times.
   The forward and forward + backward are timed a second time as CUDA-graph replays (``solution-graph``,
-  ``compile-graph``, …; `grader.perf.graphed`), in turns, each row with its launcher's CPU µs per call
-  (``host_us``, `grader.perf.host_us`): where a call's CPU cost exceeds its kernels' time, the first
+  ``compile-graph``, …; `grader.bandwidth.graphed`), in turns, each row with its launcher's CPU µs per call
+  (``host_us``, `grader.bandwidth.host_us`): where a call's CPU cost exceeds its kernels' time, the first
   timing measures Python and the replay measures the kernels.
 * ``fp32`` — the same at N = 4096 in float32, forward and forward + backward.
 * ``fwd-sweep`` — the solution's forward kernel with 1 to 16 warps at every N (bf16): the
@@ -31,7 +31,7 @@ run), the JSON file rewritten after each part:
   N = 16384 the weights, x, dy and the running sum held at once are 256 KiB per program, the whole
   register file of an SM: hoisting w costs spills).
 * ``step`` — Amdahl on a training step (forward and backward, no optimizer) of a stack of
-  ``grader.model.Block`` with RMSNorm in place of its LayerNorms, bf16: with eager
+  ``grader.exercises._shared.model.Block`` with RMSNorm in place of its LayerNorms, bf16: with eager
   ``F.rms_norm`` and with the solution (in turns); the norms' share f from a ``torch.profiler``
   profile of the eager step and, separately, from the norms timed alone; the local speedup s of
   the norms alone; the predicted 1 / ((1 - f) + f / s) beside the measured speedup.
@@ -65,7 +65,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex09_rmsnorm.spec import backward_minimum_bytes, forward_bytes
 
 M = 16384
@@ -82,7 +82,7 @@ BWD_WARPS = (4, 8, 16, 32)
 BWD_PER_SM = (1, 2, 4, 8)
 BWD_SWEEP_NS = (1024, 4096, 16384)
 PEERS = ("solution", "eager", "compile", "liger")
-#: The training step: a stack of grader.model.Block, RMSNorm in place of LayerNorm, bf16.
+#: The training step: a stack of grader.exercises._shared.model.Block, RMSNorm in place of LayerNorm, bf16.
 STEP = {"blocks": 4, "d_model": 1024, "n_heads": 8, "mlp_ratio": 4, "batch": 32, "seq": 512}
 #: No part starts after this many seconds (the whole run must stay within about four minutes).
 BUDGET_S = 200
@@ -196,16 +196,16 @@ def rel_err(got: torch.Tensor, want: torch.Tensor) -> float:
 # --- timing ---------------------------------------------------------------------------------------
 
 def ceiling_gbps() -> float:
-    return perf.measure_ceiling()[0].ceiling_gbps
+    return bandwidth.measure_ceiling()[0].ceiling_gbps
 
 
 def timed_rows(kernels: dict[str, Callable], *, rounds: int, rep_ms: int, nbytes: int, **fields) -> list[dict]:
     """One row per kernel, timed in turns; ``ms`` is the median of its rounds."""
     ceiling = ceiling_gbps()
     rows = []
-    for name, times in perf.time_in_turns(kernels, rounds=rounds, rep_ms=rep_ms).items():
+    for name, times in bandwidth.time_in_turns(kernels, rounds=rounds, rep_ms=rep_ms).items():
         ms = statistics.median(times)
-        gbps = perf.gbps(nbytes, ms)
+        gbps = bandwidth.gbps(nbytes, ms)
         rows.append({**fields, "kernel": name, "ms": round(ms, 5), "ms_runs": [round(t, 5) for t in times],
                      "bytes": nbytes, "gbps": round(gbps, 1), "fraction": round(gbps / ceiling, 4)})
     return rows
@@ -300,8 +300,8 @@ def graph_rows(kernels: dict[str, Callable], *, op: str, rounds: int, rep_ms: in
     replays, out = {}, []
     for name, fn in kernels.items():
         try:
-            host = round(perf.host_us(fn), 1)
-            replays[f"{name}-graph"] = (perf.graphed(fn), host)
+            host = round(bandwidth.host_us(fn), 1)
+            replays[f"{name}-graph"] = (bandwidth.graphed(fn), host)
         except Exception as exc:  # a contender whose call cannot be captured (a host sync inside it)
             out.append(error_row(exc, part="peers", op=op, kernel=f"{name}-graph", **base))
     if replays:
@@ -497,7 +497,7 @@ class Norm(torch.nn.Module):
 
 
 def make_stack(impl: str, *, blocks: int, d_model: int, n_heads: int, mlp_ratio: int, seed: int = 0):
-    from grader import model
+    from grader.exercises._shared import model
 
     torch.manual_seed(seed)
     stack = torch.nn.Sequential(*[model.Block(d_model, n_heads, mlp_ratio) for _ in range(blocks)])
@@ -507,7 +507,7 @@ def make_stack(impl: str, *, blocks: int, d_model: int, n_heads: int, mlp_ratio:
 
 
 def step_rows(config: dict = STEP) -> list[dict]:
-    from grader import profiling
+    from grader.exercises._shared import profiling
 
     blocks, d, heads, ratio, batch, seq = (config[k] for k in ("blocks", "d_model", "n_heads", "mlp_ratio",
                                                                   "batch", "seq"))
@@ -588,11 +588,11 @@ def step_rows(config: dict = STEP) -> list[dict]:
 
 
 def training_profile(fn: Callable[[], object], *, iterations: int, warmup: int = 2) -> list[dict]:
-    """`grader.profiling`'s rows (GPU time per operator, per call) for a function that runs a backward:
+    """`grader.exercises._shared.profiling`'s rows (GPU time per operator, per call) for a function that runs a backward:
     `profiling.profile` runs under inference_mode, where autograd records nothing."""
     from torch.profiler import ProfilerActivity, profile
 
-    from grader import profiling
+    from grader.exercises._shared import profiling
 
     for _ in range(warmup):
         fn()

@@ -290,16 +290,16 @@ def cuda_peak(impl: Impl) -> int | None:
 # --- measuring a group in turns ---------------------------------------------------------------------
 
 def _figures(row: dict, T: int, element_size: int, ceiling: float | None) -> dict:
-    from grader import perf
+    from grader import bandwidth
 
     ms = row.get("ms")
     if not ms:
         return row
     nbytes = minimum_bytes(T, V, element_size)
-    row.update(bytes=nbytes, gbps=round(perf.gbps(nbytes, ms), 1))
+    row.update(bytes=nbytes, gbps=round(bandwidth.gbps(nbytes, ms), 1))
     if ceiling:
         row["fraction"] = round(row["gbps"] / ceiling, 4)
-        row["fraction_2pass"] = round(perf.gbps(least_hbm_bytes(T, V, element_size), ms) / ceiling, 4)
+        row["fraction_2pass"] = round(bandwidth.gbps(least_hbm_bytes(T, V, element_size), ms) / ceiling, 4)
     return row
 
 
@@ -352,10 +352,10 @@ class Run:
     def __init__(self, *, device: str = "cuda", time_ms: Callable | None = None, peak: Callable = cuda_peak,
                  ceiling: float | None = None, compile: bool = True, out: Path | None = None, prefix: str = "h200",
                  meta: dict | None = None, budget_s: float = BUDGET_S):
-        from grader import perf
+        from grader import bandwidth
 
         self.device, self.peak, self.compile = device, peak, compile
-        self.time_ms = time_ms or (lambda fn: perf.time_ms(fn))
+        self.time_ms = time_ms or (lambda fn: bandwidth.time_ms(fn))
         self.ceiling, self.out, self.prefix, self.meta = ceiling, out, prefix, meta or {}
         self.started, self.budget_s = time.time(), budget_s
         self.rows: list[dict] = []

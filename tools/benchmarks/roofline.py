@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex07_flash_attention.spec import flops as attention_flops
 from tools.benchmarks import ceiling_gbps, time_row, time_rows_in_turns
 
@@ -59,7 +59,7 @@ def _attention_rows() -> list[dict]:
                                "attention_sdpa": lambda: F.scaled_dot_product_attention(q, k, v)},
                               flops=flops, rounds=3, B=B, H=H, S=S, D=D, dtype="fp16", causal=False)
     for row in rows.values():
-        achieved = perf.gbps(nbytes, row["ms"])
+        achieved = bandwidth.gbps(nbytes, row["ms"])
         row.update(flops=flops, bytes=nbytes, gbps=round(achieved, 1), fraction=round(achieved / ceiling_gbps(), 4))
     return list(rows.values())
 

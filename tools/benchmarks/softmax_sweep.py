@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 
 from grader.exercises.ex03_softmax.spec import minimum_bytes
-from grader import perf
+from grader import bandwidth
 from tools.benchmarks import ceiling_gbps, time_rows_in_turns
 
 #: Row lengths at M = 4096.
@@ -107,7 +107,7 @@ def timed_in_turns(kernels: list[tuple[str, Kernel, dict]], x: torch.Tensor, wan
     nbytes = minimum_bytes(x.shape[0], x.shape[1], x.element_size())
     ceiling = ceiling_gbps()
     for name, row in time_rows_in_turns(ready, rounds=2, **shape).items():
-        achieved = perf.gbps(nbytes, row["ms"])
+        achieved = bandwidth.gbps(nbytes, row["ms"])
         rows.append({**row, **keys[name], "bytes": nbytes, "gbps": round(achieved, 1),
                      "fraction": round(achieved / ceiling, 4)})
     return rows

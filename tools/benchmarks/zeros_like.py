@@ -16,7 +16,7 @@ with fresh random inputs:
   the launches as the GPU sees them);
 * ``gpu_ms`` and ``launches``: the kernels' own time per call and how many kernels one call ran,
   from ``torch.profiler`` (``kernel_names`` lists them);
-* ``graph_ms``: the call as one node of a CUDA graph, after a read flush (`grader.perf.time_ms_in_graph`):
+* ``graph_ms``: the call as one node of a CUDA graph, after a read flush (`grader.bandwidth.time_ms_in_graph`):
   the GPU's time with no Python launcher in between;
 * ``host_us``: the CPU's microseconds per call, calls back to back;
 * on the ``zeros_like`` rows, ``extra_ms`` and ``extra_graph_ms``: what the fill added over ``empty_like``.
@@ -31,7 +31,7 @@ import statistics
 import torch
 import triton
 
-from grader import perf
+from grader import bandwidth
 from grader.exercises.ex01_vector_add.spec import minimum_bytes
 from tools.benchmarks import inductor_capture as capture
 
@@ -58,7 +58,7 @@ VARIANTS = {"empty_like": add_into(torch.empty_like), "zeros_like": add_into(tor
 
 
 def run() -> list[dict]:
-    ceiling = perf.measure_ceiling()[0].ceiling_gbps
+    ceiling = bandwidth.measure_ceiling()[0].ceiling_gbps
     rows = []
     for n in SIZES:
         x = torch.randn(n, device="cuda")
@@ -71,7 +71,7 @@ def run() -> list[dict]:
                 raise AssertionError(f"{name}: wrong sum at n = {n}")
         del want, out
         calls = {name: (lambda add=add: add(x, y)) for name, add in VARIANTS.items()}
-        times = perf.time_in_turns(calls, rounds=ROUNDS, rep_ms=REP_MS)
+        times = bandwidth.time_in_turns(calls, rounds=ROUNDS, rep_ms=REP_MS)
         nbytes = minimum_bytes(n, 4)
         by_name = {}
         for name, call in calls.items():
@@ -80,10 +80,10 @@ def run() -> list[dict]:
             row = {"kernel": name, "n": n, "dtype": "fp32", "ms": round(ms, 5),
                    "ms_runs": [round(t, 5) for t in times[name]], "bytes": nbytes,
                    "bytes_moved": nbytes + (4 * n if name == "zeros_like" else 0),
-                   "gbps": round(perf.gbps(nbytes, ms), 1), "fraction": round(perf.gbps(nbytes, ms) / ceiling, 4),
+                   "gbps": round(bandwidth.gbps(nbytes, ms), 1), "fraction": round(bandwidth.gbps(nbytes, ms) / ceiling, 4),
                    "launches": profile["kernels_per_call"], "gpu_ms": round(profile["gpu_us_per_call"] / 1000, 5),
                    "kernel_names": " + ".join(k["name"] for k in profile["launches"]),
-                   "graph_ms": round(perf.time_ms_in_graph(call), 5),
+                   "graph_ms": round(bandwidth.time_ms_in_graph(call), 5),
                    "host_us": capture.host_us_per_call(call)}
             by_name[name] = row
             rows.append(row)

@@ -14,7 +14,7 @@ import time
 import torch
 import triton
 
-from grader import perf
+from grader import bandwidth
 from solutions import ex09_rmsnorm as rms
 from tools.benchmarks.ex09_rmsnorm import SolutionRMSNorm  # the benchmark's autograd function of the pair
 
@@ -24,7 +24,7 @@ OUT = os.environ.get("OUT", ".")
 def host(fn, calls=400):
     for _ in range(30):
         fn()
-    return round(min(perf.host_us(fn, calls) for _ in range(3)), 1)
+    return round(min(bandwidth.host_us(fn, calls) for _ in range(3)), 1)
 
 
 rows = []
@@ -47,9 +47,9 @@ for n in (1024, 4096):
     row = {"n": n, "threads": {k: host(f) for k, f in fns.items()}}
     with torch.autograd.set_multithreading_enabled(False):
         row["one_thread"] = {k: host(fns[k]) for k in ("solution_fwdbwd", "eager_fwdbwd", "solution_grad_only")}
-        row["one_thread_dobench_us"] = {k: round(perf.time_ms(fns[k], rep_ms=100) * 1000, 1)
+        row["one_thread_dobench_us"] = {k: round(bandwidth.time_ms(fns[k], rep_ms=100) * 1000, 1)
                                         for k in ("solution_fwdbwd", "eager_fwdbwd")}
-    row["dobench_us"] = {k: round(perf.time_ms(fns[k], rep_ms=100) * 1000, 1) for k in ("solution_fwdbwd", "eager_fwdbwd")}
+    row["dobench_us"] = {k: round(bandwidth.time_ms(fns[k], rep_ms=100) * 1000, 1) for k in ("solution_fwdbwd", "eager_fwdbwd")}
     rows.append(row)
     print(row, flush=True)
 json.dump({"meta": {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,

@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import catalogue, class_scoring
+from grader import catalogue
+from grader.commands import class_scoring
 
 EXERCISE = catalogue.get(1)
 SELECT = "(matches_reference and n1025 and fp32) or performance"
@@ -41,7 +42,7 @@ def make_class(folder: Path) -> list[str]:
 
 
 def grade(folder: Path, out: Path, state: Path, cache: Path) -> dict | None:
-    command = [sys.executable, "-m", "grader.cli", "batch", str(folder), "--exercise", str(EXERCISE.number),
+    command = [sys.executable, "-m", "grader.commands.cli", "batch", str(folder), "--exercise", str(EXERCISE.number),
                "--seed", str(SEED), "--select", SELECT, "--jobs", "1", "--out", str(out),
                "--report", str(out / "report.html")]
     started = time.monotonic()

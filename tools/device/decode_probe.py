@@ -1,5 +1,5 @@
 """Exercise 8's split-KV decode over its launch configurations and three ways to merge the splits, timed
-the way a server runs it: replayed from a CUDA graph after a read flush (``grader.perf.time_ms_clean_l2``),
+the way a server runs it: replayed from a CUDA graph after a read flush (``grader.bandwidth.time_ms_clean_l2``),
 beside a plain Triton read of the same bytes (one 8 KiB block per program).
 
     PYTHONPATH=. python tools/device/decode_probe.py [--part pipeline|merge|occupancy|warps|wgmma|waves]   # $OUT/decode_probe.json
@@ -36,7 +36,7 @@ Beside the decode: ``pattern-hH-table|inorder-pP`` reads decode's K and V rows w
 heads per program, through the block table or pages in order, splits for P programs per SM), and
 ``bdH-...`` is a decode kernel with H KV heads per program, their query rows block-diagonal in one dot.
 Every row is timed twice: replayed from a CUDA graph after a read flush (``fraction``) and as a node of
-a 16-step graph (``fraction_in_graph``, ``grader.perf.time_ms_in_graph``).
+a 16-step graph (``fraction_in_graph``, ``grader.bandwidth.time_ms_in_graph``).
 """
 import itertools
 import json
@@ -49,7 +49,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import perf
+from grader import bandwidth
 from tools.benchmarks.ex08_decode import nbytes, paged_inputs
 from grader.exercises.ex08_decode.spec import reference
 from solutions import ex08_decode as sol
@@ -834,14 +834,14 @@ def main(ceiling, part: str) -> list[dict]:
         raw = {"read": lambda: read_kernel[(parts.numel(),)](plain, parts, plain.numel(), BLOCK=4096),
                "solution": lambda: sol.decode_attention(q, k, v, table, lens),
                "empty": lambda: empty_kernel[(1,)](parts)}
-        timed = {name: (perf.graphed(fn), {}) for name, fn in raw.items()}
+        timed = {name: (bandwidth.graphed(fn), {}) for name, fn in raw.items()}
         keep = []
         for heads, use_table, per_sm in patterns:
             name = f"pattern-h{heads}-{'table' if use_table else 'inorder'}-p{per_sm}"
             try:
                 fn = pattern_reader(k, v, table, B, S, heads, use_table, per_sm)
                 fn()
-                timed[name] = (perf.graphed(fn), {})
+                timed[name] = (bandwidth.graphed(fn), {})
                 raw[name] = fn
             except Exception as exc:  # noqa: BLE001
                 rows.append({"part": f"{part}-sweep", "kernel": name, "B": B, "S_k": S, "page_size": page,
@@ -853,7 +853,7 @@ def main(ceiling, part: str) -> list[dict]:
                 run, splits, resources = launcher(q, k, v, table, lens, config, mode)
                 out = run()
                 err = float((out.float() - want).abs().max()) if "split-only" not in mode else None
-                graph = perf.graphed(run)
+                graph = bandwidth.graphed(run)
                 graph()
                 torch.cuda.synchronize()
                 keep.append(run)
@@ -868,7 +868,7 @@ def main(ceiling, part: str) -> list[dict]:
                 run, splits, resources = bd_launcher(q, k, v, table, lens, config, heads, merge)
                 out = run()
                 err = float((out.float() - want).abs().max()) if merge != "split-only" else None
-                graph = perf.graphed(run)
+                graph = bandwidth.graphed(run)
                 keep.append(run)
                 raw[name] = run
                 timed[name] = (graph, {"config": list(config), "mode": f"bd{heads}-{merge}", "splits": splits,
@@ -879,13 +879,13 @@ def main(ceiling, part: str) -> list[dict]:
         runs = {name: [] for name in timed}
         for _ in range(2):
             for name, (fn, _) in timed.items():
-                runs[name].append(perf.time_ms_clean_l2(fn, reps=40))
-        # The same kernels as nodes of a graph of 16 steps, each after a read flush (grader.perf.time_ms_in_graph).
+                runs[name].append(bandwidth.time_ms_clean_l2(fn, reps=40))
+        # The same kernels as nodes of a graph of 16 steps, each after a read flush (grader.bandwidth.time_ms_in_graph).
         in_graph = {name: [] for name in timed}
         for _ in range(2):
             for name in timed:
                 try:
-                    in_graph[name].append(perf.time_ms_in_graph(raw[name]))
+                    in_graph[name].append(bandwidth.time_ms_in_graph(raw[name]))
                 except Exception as exc:  # noqa: BLE001
                     rows.append({"part": f"{part}-in-graph", "kernel": name, "B": B, "S_k": S, "page_size": page,
                                  "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
@@ -893,11 +893,11 @@ def main(ceiling, part: str) -> list[dict]:
             ms = statistics.median(times)
             row = {"part": f"{part}-sweep", "kernel": name, "B": B, "S_k": S, "page_size": page, "ms": round(ms, 5),
                    "ms_runs": [round(t, 5) for t in times], "bytes": moved,
-                   "fraction": round(perf.gbps(moved, ms) / ceiling.ceiling_gbps, 4), **timed[name][1]}
+                   "fraction": round(bandwidth.gbps(moved, ms) / ceiling.ceiling_gbps, 4), **timed[name][1]}
             if in_graph[name]:
                 ms_graph = statistics.median(in_graph[name])
                 row.update(ms_in_graph=round(ms_graph, 5), ms_in_graph_runs=[round(t, 5) for t in in_graph[name]],
-                           fraction_in_graph=round(perf.gbps(moved, ms_graph) / ceiling.ceiling_gbps, 4))
+                           fraction_in_graph=round(bandwidth.gbps(moved, ms_graph) / ceiling.ceiling_gbps, 4))
             rows.append(row)
         print(f"B {B} S {S} page {page}: {time.time() - started:.0f} s", flush=True)
         del q, k, v, table, lens, plain, timed, keep
@@ -935,12 +935,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=sorted(PARTS), action="append", help="one sweep (repeatable); all by default")
     args = parser.parse_args()
-    ceiling, _ = perf.measure_ceiling(refresh=True)
+    ceiling, _ = bandwidth.measure_ceiling(refresh=True)
     rows = []
     for part in args.part or list(PARTS):
         rows += main(ceiling, part)
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
             "date": time.strftime("%Y-%m-%d"), "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
-            "timing": "CUDA graph replay after a read flush (grader.perf.time_ms_clean_l2), median of 40, two turns; "
-                      "fraction_in_graph: grader.perf.time_ms_in_graph, two turns"}
+            "timing": "CUDA graph replay after a read flush (grader.bandwidth.time_ms_clean_l2), median of 40, two turns; "
+                      "fraction_in_graph: grader.bandwidth.time_ms_in_graph, two turns"}
     json.dump({"meta": meta, "rows": rows}, open(os.path.join(OUT, "decode_probe.json"), "w"), indent=1)

@@ -22,7 +22,7 @@ export PYTHONPATH=$PWD:$SITE PATH=$SITE/bin:$PATH
   python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
   nvcc --version | tail -2; } 2>&1 | tee "$OUT/ex08-environment.txt"
 timeout 330 python3 -m tools.benchmarks.ex08_decode --out "$OUT" 2>&1 | tee "$OUT/ex08-benchmark.txt" | grep -v "^\s*$" | tail -40
-timeout 150 python3 -m grader.cli exercise 8 --from solutions/ex08_decode.py --json > "$OUT/ex08-grading.json" 2> "$OUT/ex08-grading.err"
+timeout 150 python3 -m grader.commands.cli exercise 8 --from solutions/ex08_decode.py --json > "$OUT/ex08-grading.json" 2> "$OUT/ex08-grading.err"
 python3 - "$OUT/ex08-grading.json" <<'PY'
 import json, sys
 try:

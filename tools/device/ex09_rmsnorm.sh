@@ -27,7 +27,7 @@ timeout 330 python3 -m tools.benchmarks.ex09_rmsnorm --out "$OUT" > "$OUT/ex09-b
 echo "== benchmark: exit $?" | tee -a "$log"
 
 if [ "${GRADE:-1}" = 1 ]; then
-python3 -m grader.cli exercise 9 --from solutions/ex09_rmsnorm.py --json > "$OUT/ex09-solution.json" 2>> "$log"
+python3 -m grader.commands.cli exercise 9 --from solutions/ex09_rmsnorm.py --json > "$OUT/ex09-solution.json" 2>> "$log"
 echo "== solution graded on the GPU: exit $?" | tee -a "$log"
 python3 - "$OUT/ex09-solution.json" <<'PY' | tee -a "$log"
 import json, sys
@@ -43,7 +43,7 @@ for line in p.get("lines", []):
     print("     ", line)
 PY
 
-python3 -m pytest -q -p no:cacheprovider -p grader.harness.plugin --learner-file grader/exercises/ex09_rmsnorm/wrong/dweight_atomics.py \
+python3 -m pytest -q -p no:cacheprovider -p grader.judge.plugin --learner-file grader/exercises/ex09_rmsnorm/wrong/dweight_atomics.py \
   grader/exercises/ex09_rmsnorm/spec.py -k dweight_deterministic --tb=line 2>&1 | grep -E "GradeFailure|[0-9]+ (passed|failed)" | tail -2 \
   | cut -c1-400 | tee -a "$log"
 echo "== atomics variant on the GPU (expected: 1 failed, \`dweight\` came out different)" | tee -a "$log"
@@ -51,7 +51,7 @@ fi
 
 if [ "${NATURAL:-0}" = 1 ]; then
   for f in grader/exercises/ex09_rmsnorm/natural/*.py; do
-    python3 -m grader.cli exercise 9 --from "$f" --json | python3 -c "
+    python3 -m grader.commands.cli exercise 9 --from "$f" --json | python3 -c "
 import json, sys; d = json.load(sys.stdin); bad = [c['name'] + ': ' + c['message'][:160] for c in d['checks'] if not c['passed'] and not c['skipped']]
 print('natural $(basename "$f"):', 'passed' if d['passed'] else 'FAILED', bad[:2])" | tee -a "$log"
   done

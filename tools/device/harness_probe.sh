@@ -29,9 +29,9 @@ for n in ${EXERCISES:-1 3 7}; do
   for who in ${WHO:-new old new old}; do
     start=$(date +%s.%N)
     if [ $who = new ]; then
-      PYTHONPATH=$PWD timeout 240 python3 -m grader.cli exercise "$n" --from "$sol" --json > "$RES/ex$n-$who.json" 2> "$RES/ex$n-$who.err"
+      PYTHONPATH=$PWD timeout 240 python3 -m grader.commands.cli exercise "$n" --from "$sol" --json > "$RES/ex$n-$who.json" 2> "$RES/ex$n-$who.err"
     else
-      (cd .baseline && PYTHONPATH=$PWD timeout 240 python3 -m grader.cli exercise "$n" --from "$sol" --json > "$RES/ex$n-$who.json" 2> "$RES/ex$n-$who.err")
+      (cd .baseline && PYTHONPATH=$PWD timeout 240 python3 -m grader.commands.cli exercise "$n" --from "$sol" --json > "$RES/ex$n-$who.json" 2> "$RES/ex$n-$who.err")
     fi
     end=$(date +%s.%N)
     echo "== exercise $n $who: $(python3 -c "print(f'{$end-$start:.1f}')") s"
@@ -39,7 +39,7 @@ for n in ${EXERCISES:-1 3 7}; do
   done
   if ! python3 -c "import json,sys; sys.exit(0 if json.load(open('$RES/ex$n-new.json'))['passed'] else 1)" 2>/dev/null; then
     echo "== exercise $n new, without a PID namespace"
-    GRADE_SANDBOX_PIDNS=0 PYTHONPATH=$PWD timeout 240 python3 -m grader.cli exercise "$n" --from "$sol" --json > "$RES/ex$n-nopidns.json" 2> "$RES/ex$n-nopidns.err"
+    GRADE_SANDBOX_PIDNS=0 PYTHONPATH=$PWD timeout 240 python3 -m grader.commands.cli exercise "$n" --from "$sol" --json > "$RES/ex$n-nopidns.json" 2> "$RES/ex$n-nopidns.err"
     summary "$RES/ex$n-nopidns.json"
     tail -5 "$RES/ex$n-new.err"
   fi

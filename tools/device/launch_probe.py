@@ -11,7 +11,7 @@ Three questions, one run (``PYTHONPATH=. python tools/device/launch_probe.py``; 
 * **RMSNorm forward + backward through autograd** (exercise 9): the same, for the solution's autograd
   function and eager PyTorch;
 * **the read floor**: plain reads of 134 MB and 268 MB (exercise 8's B = 1 and B = 8 caches), replayed from a CUDA
-  graph after a read flush (``grader.perf.time_ms_clean_l2``), with ``torch.sum`` and Triton read kernels of
+  graph after a read flush (``grader.bandwidth.time_ms_clean_l2``), with ``torch.sum`` and Triton read kernels of
   several shapes, beside an empty kernel timed the same way (what the timing itself costs).
 """
 import cProfile
@@ -27,7 +27,7 @@ import torch
 import triton
 import triton.language as tl
 
-from grader import perf
+from grader import bandwidth
 from grader.catalogue import ROOT
 
 OUT = os.environ.get("OUT", ".")
@@ -45,11 +45,11 @@ def load(name):
 def host(fn, calls=2000):
     for _ in range(50):
         fn()
-    return round(min(perf.host_us(fn, calls) for _ in range(3)), 2)
+    return round(min(bandwidth.host_us(fn, calls) for _ in range(3)), 2)
 
 
 def bench(fn):
-    return round(perf.time_ms(fn, rep_ms=200) * 1000, 2)
+    return round(bandwidth.time_ms(fn, rep_ms=200) * 1000, 2)
 
 
 # --- the launcher: exercise 3 ------------------------------------------------------------------
@@ -105,7 +105,7 @@ paths = {
 results["ex03_launcher"] = {"shape": [M, N], "dtype": "bf16", "max_abs_err": checks,
                             "host_us": {k: host(f) for k, f in paths.items()},
                             "dobench_us": {k: bench(f) for k, f in paths.items() if k != "torch_empty_like"},
-                            "graph_us": {k: bench(perf.graphed(f)) for k, f in (("solution_softmax", paths["solution_softmax"]),
+                            "graph_us": {k: bench(bandwidth.graphed(f)) for k, f in (("solution_softmax", paths["solution_softmax"]),
                                                                                ("torch_softmax", paths["torch_softmax"]))}}
 print("ex03", results["ex03_launcher"], flush=True)
 
@@ -180,12 +180,12 @@ def empty_kernel(x_ptr):
 
 
 sms = torch.cuda.get_device_properties(0).multi_processor_count
-ceiling, _ = perf.measure_ceiling(refresh=True)
+ceiling, _ = bandwidth.measure_ceiling(refresh=True)
 results["ceiling"] = {"ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
                       "add_gbps": round(ceiling.add_gbps, 1)}
 floor_rows = []
 dummy = torch.empty(1, device="cuda")
-floor_rows.append({"kernel": "empty-triton", "us": round(perf.time_ms_clean_l2(perf.graphed(lambda: empty_kernel[(1,)](dummy)), reps=200) * 1000, 2)})
+floor_rows.append({"kernel": "empty-triton", "us": round(bandwidth.time_ms_clean_l2(bandwidth.graphed(lambda: empty_kernel[(1,)](dummy)), reps=200) * 1000, 2)})
 for nbytes in (134234112, 268566528):
     n = nbytes // 2
     buf = torch.randn(n, device="cuda", dtype=torch.bfloat16)
@@ -197,12 +197,12 @@ for nbytes in (134234112, 268566528):
     for per_sm, block, w in ((1, 8192, 8), (2, 8192, 8), (4, 4096, 4), (8, 4096, 4), (16, 2048, 4)):
         fns[f"strided-{per_sm}perSM-{block}-w{w}"] = (lambda per_sm=per_sm, block=block, w=w: read_strided_kernel[(sms * per_sm,)](
             buf, parts, n, BLOCK=block, num_warps=w))
-    graphs = {k: perf.graphed(f) for k, f in fns.items()}
+    graphs = {k: bandwidth.graphed(f) for k, f in fns.items()}
     for turn in range(2):
         for k, g in graphs.items():
-            us = perf.time_ms_clean_l2(g, reps=100) * 1000
+            us = bandwidth.time_ms_clean_l2(g, reps=100) * 1000
             floor_rows.append({"kernel": k, "bytes": nbytes, "turn": turn, "us": round(us, 2),
-                               "fraction": round(perf.gbps(nbytes, us / 1000) / ceiling.ceiling_gbps, 4)})
+                               "fraction": round(bandwidth.gbps(nbytes, us / 1000) / ceiling.ceiling_gbps, 4)})
     del buf, graphs, fns
     torch.cuda.empty_cache()
 results["read_floor"] = floor_rows

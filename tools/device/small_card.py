@@ -56,7 +56,7 @@ def plans(card: device.Device) -> list[dict]:
 def grade(exercise) -> dict:
     env = {**os.environ, device.MEMORY_LIMIT_VARIABLE: f"{GIB:g}", "PYTHONPATH": str(ROOT)}
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "grader.cli", "exercise", str(exercise.number), "--from",
+    done = subprocess.run([sys.executable, "-m", "grader.commands.cli", "exercise", str(exercise.number), "--from",
                            exercise.solution_file, "--json"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=TIMEOUT_S)
     row = {"exercise": exercise.number, "file": exercise.solution_file,

@@ -4,7 +4,7 @@ set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 GRADE_CACHE_DIR=$(mktemp -d) GRADE_STATE_DIR=$(mktemp -d)
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
 g() { name=$1; shift; s=$(date +%s)
-  env "$@" timeout 150 python3 -m grader.cli exercise 1 --from solutions/ex01_vector_add.py --json > $OUT/$name.json 2>$OUT/$name.err
+  env "$@" timeout 150 python3 -m grader.commands.cli exercise 1 --from solutions/ex01_vector_add.py --json > $OUT/$name.json 2>$OUT/$name.err
   echo "$name rc=$? in $(( $(date +%s)-s )) s"; python3 - $OUT/$name.json <<'PY'
 import json,sys
 try: d=json.load(open(sys.argv[1]))
@@ -17,4 +17,4 @@ PY
 ls /dev/shm > $OUT/shm-before.txt
 g default
 ls /dev/shm > $OUT/shm-after.txt; diff $OUT/shm-before.txt $OUT/shm-after.txt && echo "/dev/shm: nothing left behind"
-python3 -m grader.cli exercise 2 --from solutions/ex02_bias_gelu.py 2>&1 | tail -4
+python3 -m grader.commands.cli exercise 2 --from solutions/ex02_bias_gelu.py 2>&1 | tail -4

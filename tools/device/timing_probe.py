@@ -1,5 +1,5 @@
 """How close the judge's clock comes to do_bench with 8 sets a round and with K sized by
-`grader.timing.sets_for`, in turns, on a GPU.
+`grader.judge.clock.sets_for`, in turns, on a GPU.
 
 For exercise 1's solution from ~50 to ~370 µs a call and exercise 9's forward (~130 µs a call): the
 judge's time per call (the twin's quickest round subtracted) beside do_bench of the same function in the
@@ -14,9 +14,10 @@ import time
 import torch
 import triton
 
-from grader import perf, timing
+from grader import bandwidth
+from grader.judge import clock
 from grader.catalogue import ROOT
-from grader.learner_process import LearnerFunction, LearnerProcess
+from grader.judge.learner_process import LearnerFunction, LearnerProcess
 
 
 
@@ -50,23 +51,23 @@ CASES["ex09 forward 16384x4096 bf16"] = rmsnorm_forward_case(16384, 4096)
 if os.environ.get("PROBE_CASES"):  # a comma-separated subset, by name
     CASES = {k: v for k, v in CASES.items() if k in os.environ["PROBE_CASES"].split(",")}
 
-ceiling, _ = perf.measure_ceiling()
+ceiling, _ = bandwidth.measure_ceiling()
 rows = []
 for case, (path, name, make_set, verify, like, nbytes) in CASES.items():
     process = LearnerProcess(path, mode="gpu")
-    process.twin = LearnerProcess(ROOT / "grader" / "timing_twin.py", mode="gpu")
+    process.twin = LearnerProcess(ROOT / "grader" / "learner" / "clock_twin.py", mode="gpu")
     process.start()
     process.twin.start()
     process.ready()
     fn = LearnerFunction(process, name)
-    fastest = nbytes / (ceiling.ceiling_gbps * perf.GB) * 1e3
+    fastest = nbytes / (ceiling.ceiling_gbps * bandwidth.GB) * 1e3
     for turn in range(2):
-        for label, sets in (("8", timing.SETS), ("sized", None)):
-            t = timing.time_learner(fn, make_set, verify, output_like=like, sets=sets, fastest_call_ms=fastest)
+        for label, sets in (("8", clock.SETS), ("sized", None)):
+            t = clock.time_learner(fn, make_set, verify, output_like=like, sets=sets, fastest_call_ms=fastest)
             row = {"case": case, "sets_rule": label, "turn": turn, "judge_ms": round(t.ms, 5),
                    "dobench_ms": round(t.dobench_ms, 5), "ratio": round(t.dobench_ms / t.ms, 4),
-                   "fraction": round(perf.gbps(nbytes, t.ms) / ceiling.ceiling_gbps, 4),
-                   "dobench_fraction": round(perf.gbps(nbytes, t.dobench_ms) / ceiling.ceiling_gbps, 4),
+                   "fraction": round(bandwidth.gbps(nbytes, t.ms) / ceiling.ceiling_gbps, 4),
+                   "dobench_fraction": round(bandwidth.gbps(nbytes, t.dobench_ms) / ceiling.ceiling_gbps, 4),
                    "extra_us_per_round": round((t.ms - t.dobench_ms) * 1000 * t.sets, 1), **t.to_json()}
             rows.append(row)
             print({k: row[k] for k in ("case", "sets_rule", "turn", "sets", "judge_ms", "dobench_ms", "ratio",
@@ -78,9 +79,9 @@ for case, (path, name, make_set, verify, like, nbytes) in CASES.items():
 meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
         "date": time.strftime("%Y-%m-%d"), "command": "PYTHONPATH=. python3 tools/device/timing_probe.py",
         "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
-        "notes": ["the judge's clock (grader.timing.time_learner, the twin's quickest round subtracted) against "
+        "notes": ["the judge's clock (grader.judge.clock.time_learner, the twin's quickest round subtracted) against "
                   "do_bench of the same function in the learner's process, 5 rounds; 8 sets and K sized by "
-                  "grader.timing.sets_for, in turns",
+                  "grader.judge.clock.sets_for, in turns",
                   "extra_us_per_round = (judge_ms - dobench_ms) x sets: what the twin did not subtract"]}
 json.dump({"meta": meta, "rows": rows}, open(os.path.join(os.environ.get("OUT", "."), "timing_probe.json"), "w"),
           indent=1)

@@ -6,7 +6,8 @@ Byte model: read x and write out, once each: ``2 * n * element_size`` bytes.
 import pytest
 import torch
 
-from grader import checks, plan
+from grader import plan
+from grader.judge import checks
 
 #: The stub's block; the sizes straddle it.
 BLOCK = 1024
@@ -41,9 +42,9 @@ def test_traffic(learner_function, rng, device):
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed input on ``device`` (`grader.plan`): each input set (x and out)
     16 caches large, several sets in half the free memory."""
-    from grader import timing
+    from grader.judge import clock
 
-    budget = 0.5 / (timing.SETS + 1)
+    budget = 0.5 / (clock.SETS + 1)
     n = plan.elements_for_cache(2 * 4, device.cache_bytes, free_bytes,
                                 l2_multiple=16, budget_fraction=budget)
     held = plan.timed_sets_bytes(2 * 4 * n, free_bytes)

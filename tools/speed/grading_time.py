@@ -6,7 +6,7 @@
 Each case is timed from this process, as the learner's command would be:
 
 ``first_check``
-    the solution of exercise 1, graded through `grader.isolation.run_checks` (what ``grade
+    the solution of exercise 1, graded through `grader.commands.isolation.run_checks` (what ``grade
     exercise`` calls), the one-element cases selected: the time until the first result arrives is
     the fixed cost of a grading (the judge, the sandbox, the learner's process, torch and Triton
     imported, the spec collected), plus one call of an add of one element;
@@ -48,7 +48,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import catalogue, isolation, results
+from grader import catalogue
+from grader.commands import isolation
+from grader.wire import results
 
 ROOT = catalogue.ROOT
 EXERCISE = catalogue.get(1)
@@ -123,7 +125,7 @@ def timed_grading(exercise: catalogue.Exercise, path: Path, select: str | None =
             "failed": sorted({str(c.kind) for c in result.checks if not c.passed and not c.skipped})}
 
 
-def timed_command(args: list[str], module: str = "grader.cli", root: Path = ROOT) -> dict:
+def timed_command(args: list[str], module: str = "grader.commands.cli", root: Path = ROOT) -> dict:
     """One ``grade`` command (or another module's) of the course at ``root``, in a process of its own, as
     its user types it."""
     cpu, started = _children_cpu(), time.monotonic()

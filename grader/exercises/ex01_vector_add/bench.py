@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.bench_sweep import Shape, Workload
+from grader.commands.bench_sweep import Shape, Workload
 
 
 def _vectors(shape: Shape, dtype: torch.dtype, device: str) -> tuple:

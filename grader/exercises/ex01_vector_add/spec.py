@@ -6,8 +6,9 @@ Byte model: read x, read y, write out, once each: ``3 * n * element_size`` bytes
 import pytest
 import torch
 
-from grader import checks, plan
-from grader.access_map import ShowCase, parse_size
+from grader import plan
+from grader.judge import checks
+from grader.learner.access_map import ShowCase, parse_size
 
 
 #: The stub suggests BLOCK_SIZE = 1024; sizes straddle it and smaller blocks a learner might try.
@@ -67,10 +68,10 @@ def test_traffic(learner_function, rng, device):
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed input on ``device``: each input set (x, y and out) 16 L2 sizes, several sets timed in
     turns by the judge, all of them in half the free memory."""
-    from grader import timing
+    from grader.judge import clock
 
     n = plan.elements_for_cache(3 * 4, device.cache_bytes, free_bytes, l2_multiple=16,
-                                budget_fraction=0.5 / (timing.SETS + 1))
+                                budget_fraction=0.5 / (clock.SETS + 1))
     return plan.PerformanceInput(label=f"n = {n:,} fp32", dtype="fp32", data_bytes=minimum_bytes(n, 4),
                                  held_bytes=plan.timed_sets_bytes(3 * 4 * n, free_bytes) + 4 * n, sizes={"n": n})
 

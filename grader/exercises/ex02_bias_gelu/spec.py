@@ -19,10 +19,12 @@ import math
 import pytest
 import torch
 
-from grader import checks, guards, plan
-from grader.access_map import ShowCase, parse_size
-from grader.compare import Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader import plan
+from grader.judge import checks
+from grader.wire import guards
+from grader.learner.access_map import ShowCase, parse_size
+from grader.judge.compare import Tolerance, dtype_name, expect_close
+from grader.wire.failures import GradeFailure
 
 
 #: Shapes (M, N): single elements, sizes around the 1024-column block and a 4096-element tile,
@@ -45,7 +47,7 @@ BENCH_MIN_M = 16384
 
 #: Relative tolerance per output dtype: fp32 computes exactly up to a few ulp; fp16 rounds the
 #: result to 11 significant bits (2^-11 relative, twice over); bf16 to 8 (2^-8, twice over: 7.8e-3),
-#: hence 1e-2. (Triton's own interpreter rounds float32 -> bfloat16 toward zero; grader.interpreter_fixes
+#: hence 1e-2. (Triton's own interpreter rounds float32 -> bfloat16 toward zero; grader.learner.interpreter_fixes
 #: makes it round to nearest even, as a GPU does.)
 RTOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 1e-2}
 #: Absolute error allowed on every element. Computed in float32, 1 + erf(z/sqrt(2)) cancels for
@@ -329,9 +331,9 @@ def bench_rows(l2_bytes: int, free_bytes: int) -> int:
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed input on ``device``: 4096-wide fp32 rows, each input set's rows as the benchmark input had
     them, within a share of the free memory; the eager pair's two intermediates beside them."""
-    from grader import timing
+    from grader.judge import clock
 
-    m, n = bench_rows(device.cache_bytes, free_bytes // (timing.SETS + 2)), BENCH_N
+    m, n = bench_rows(device.cache_bytes, free_bytes // (clock.SETS + 2)), BENCH_N
     one_set = (2 * m * n + n) * 4
     return plan.PerformanceInput(label=f"{m} x {n} fp32", dtype="fp32", data_bytes=minimum_bytes(m, n, 4),
                                  held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + 2 * m * n * 4,
@@ -367,7 +369,8 @@ def test_performance(exercise, learner_function, mode):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf, timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     _, timed = plan.here(__file__)
     m, n = timed.sizes["m"], timed.sizes["n"]
@@ -383,16 +386,16 @@ def test_performance(exercise, learner_function, mode):
 
     fused, unfused = minimum_bytes(m, n, 4), unfused_bytes(m, n, 4)
     # The eager pair by the same clock, first, so its time is known even when the kernel is under the floor.
-    eager_ms = timing.time_local(lambda x, bias: F.gelu(x + bias), make_set).ms
+    eager_ms = clock.time_local(lambda x, bias: F.gelu(x + bias), make_set).ms
 
     def eager_lines(record) -> list[str]:
         ms = record.ms
         record.details.update({
             "eager_ms": round(eager_ms, 5), "fused_bytes": fused, "unfused_bytes": unfused,
             "bytes_ratio": round(unfused / fused, 4), "time_ratio": round(eager_ms / ms, 4),
-            "eager_gbps_moved": round(perf.gbps(unfused, eager_ms), 1)})
+            "eager_gbps_moved": round(bandwidth.gbps(unfused, eager_ms), 1)})
         return [f"eager x + bias, then gelu: {eager_ms * 1000:.1f} µs moving {unfused / 1e6:.0f} MB "
-                f"({perf.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
+                f"({bandwidth.gbps(unfused, eager_ms):.0f} GB/s on the bytes it moves)",
                 f"your fused kernel: {ms * 1000:.1f} µs moving {fused / 1e6:.0f} MB; bytes ratio "
                 f"{unfused / fused:.2f}x, time ratio {eager_ms / ms:.2f}x"]
 

@@ -1,7 +1,7 @@
 """Checks for exercise 3, fused softmax: ``softmax(x) -> Tensor``.
 
 Rows of a 2-D tensor ``x`` (M, N), any row stride, rows of up to 128 KiB in one block (N up to
-32768 in fp32, 65536 in fp16 and bf16: `grader.softmax_checks.max_cols`), fp32, fp16 and bf16
+32768 in fp32, 65536 in fp16 and bf16: `grader.exercises._shared.softmax_checks.max_cols`), fp32, fp16 and bf16
 (arithmetic in fp32 inside). Every call must be exactly one kernel launch into an output
 allocated with ``empty_like`` (a ``zeros_like`` is an extra launch, reported as a fill).
 
@@ -13,7 +13,7 @@ The contract for special rows, the same as ``torch.softmax``'s:
 
 Byte model: read x and write out once each, ``2 * M * N * element_size`` bytes.
 
-When an answer is wrong, `grader.softmax_checks.diagnose` recomputes it the way each known
+When an answer is wrong, `grader.exercises._shared.softmax_checks.diagnose` recomputes it the way each known
 pitfall computes it (masked lanes loaded as 0, masked lanes not zeroed before the sum, no max
 subtraction, the grid one row short) and names the pitfall the learner's output matches; the
 strided check tells a kernel that ignores the row stride by rerunning on contiguous rows.
@@ -22,9 +22,10 @@ strided check tells a kernel that ignores the row stride by rerunning on contigu
 import pytest
 import torch
 
-from grader import checks, plan
-from grader.access_map import ShowCase
-from grader import softmax_checks as sm
+from grader import plan
+from grader.judge import checks
+from grader.learner.access_map import ShowCase
+from grader.exercises._shared import softmax_checks as sm
 
 
 #: Row lengths where masks go wrong: 1, 2, 3 (blocks of 1, 2 and 4 lanes), 781 (243 masked lanes of
@@ -112,7 +113,7 @@ def test_traffic(learner_function, rng, device):
 
 
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
-    """The timed input on ``device``: rows of PERF_COLS fp32 columns (`grader.softmax_checks.softmax_input`)."""
+    """The timed input on ``device``: rows of PERF_COLS fp32 columns (`grader.exercises._shared.softmax_checks.softmax_input`)."""
     return sm.softmax_input(device, free_bytes, n_cols=PERF_COLS, minimum_bytes=minimum_bytes)
 
 

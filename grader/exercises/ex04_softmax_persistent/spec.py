@@ -29,10 +29,11 @@ compiles nothing, for the stand-ins below (the stub has the same numbers), which
 import pytest
 import torch
 
-from grader import checks, plan
-from grader.access_map import ShowCase
-from grader.failures import GradeFailure
-from grader import softmax_checks as sm
+from grader import plan
+from grader.judge import checks
+from grader.learner.access_map import ShowCase
+from grader.wire.failures import GradeFailure
+from grader.exercises._shared import softmax_checks as sm
 
 
 #: The interpreter's stand-ins (the same as INTERPRETER_KERNEL and INTERPRETER_GPU in the stub):
@@ -277,7 +278,7 @@ def test_traffic(learner_function, rng, device):
 
 
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
-    """The timed input on ``device``: rows of PERF_COLS fp32 columns (`grader.softmax_checks.softmax_input`)."""
+    """The timed input on ``device``: rows of PERF_COLS fp32 columns (`grader.exercises._shared.softmax_checks.softmax_input`)."""
     return sm.softmax_input(device, free_bytes, n_cols=PERF_COLS, minimum_bytes=minimum_bytes)
 
 

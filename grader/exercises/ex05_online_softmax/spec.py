@@ -23,11 +23,12 @@ import math
 import pytest
 import torch
 
-from grader import checks, plan
-from grader.access_map import ShowCase
-from grader.compare import DEFAULT_TOLERANCES, expect_close
-from grader.failures import GradeFailure
-from grader import softmax_checks
+from grader import plan
+from grader.judge import checks
+from grader.learner.access_map import ShowCase
+from grader.judge.compare import DEFAULT_TOLERANCES, expect_close
+from grader.wire.failures import GradeFailure
+from grader.exercises._shared import softmax_checks
 
 
 #: The stub's launcher reads rows in blocks of BLOCK_SIZE = min(LAUNCHER_BLOCK, next_power_of_2(n_cols)).
@@ -203,7 +204,7 @@ def diagnose(result, x: torch.Tensor, expected: torch.Tensor) -> str | None:
     """
     if not isinstance(result, torch.Tensor) or tuple(result.shape) != tuple(x.shape) or x.numel() == 0:
         return None
-    from grader import guards
+    from grader.wire import guards
 
     if bool(guards.is_poison(result.detach()).any()):
         return None  # unwritten elements: the generic message says it better
@@ -367,9 +368,9 @@ def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed input on ``device``: rows of 2^20 fp32 columns (4 MiB each), two per SM and at least 256:
     hundreds of them in flight are far more than the L2, so both reads come from HBM and the 3-pass byte
     count is what the memory really moved; fewer where the input and output of every set would not fit."""
-    from grader import timing
+    from grader.judge import clock
 
-    fits = int(free_bytes * 0.4 / (timing.SETS + 1)) // (2 * PERF_COLS * 4)  # input and output of every set
+    fits = int(free_bytes * 0.4 / (clock.SETS + 1)) // (2 * PERF_COLS * 4)  # input and output of every set
     n_rows = max(1, min(max(256, 2 * device.multiprocessors), fits))
     one_set = 2 * n_rows * PERF_COLS * 4
     return plan.PerformanceInput(label=f"{n_rows} x {PERF_COLS:,} fp32, 3 passes (2 reads + 1 write)", dtype="fp32",

@@ -8,7 +8,7 @@ Three parts:
    (s < 1), an infinitely fast part (s = inf gives the ceiling), and impossible inputs that must
    raise ``ValueError``.
 2. **Reading a profile**, on every machine: the rows of a real profile of the course's
-   transformer block (`grader.model`), recorded on the H200 by `tools.benchmarks.ex06_amdahl`
+   transformer block (`grader.exercises._shared.model`), recorded on the H200 by `tools.benchmarks.ex06_amdahl`
    and shipped in ``docs/measurements/h200-ex06-*.json``. Until that file is committed, a CPU
    placeholder (``docs/measurements/cpu-placeholder-ex06-profile.json``, CPU self times) stands in,
    and every message says which one was read. Plus a hand-made profile with two softmax rows in
@@ -42,10 +42,12 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, model, plan, profiling
-from grader.amdahl import amdahl, captured, ceiling
-from grader.failures import GradeFailure
-from grader.results import Kind
+from grader import catalogue, plan
+from grader.exercises._shared import model, profiling
+from grader.judge import checks
+from grader.exercises.ex06_amdahl.amdahl import amdahl, captured, ceiling
+from grader.wire.failures import GradeFailure
+from grader.wire.results import Kind
 
 FUNCTIONS = ("amdahl_speedup", "amdahl_ceiling", "softmax_fraction", "largest_operator", "predict_speedup")
 
@@ -527,7 +529,7 @@ def recorded_summary(learner, row: dict, predicted: float, s: float, source: str
 
 def exercise3_file() -> tuple[Path, str]:
     """Your exercise-3 file once you have passed exercise 3 (`grade exercise 3`), else the course's."""
-    from grader import progress_file
+    from grader.commands import progress_file
 
     ex3 = catalogue.get(3)
     passed = progress_file.load().exercise(3).get("state") == "passed"
@@ -618,8 +620,8 @@ def check_measurement(learner, measured: dict, softmax_source: str, where: str, 
         "busy_fraction": measured.get("busy_fraction"),
         "softmax_source": softmax_source,
     }
-    # grader.report renders "lines" and "verdict" in its performance panel; "amdahl" is the same in numbers.
-    from grader.results import PerformanceRecord
+    # grader.commands.report renders "lines" and "verdict" in its performance panel; "amdahl" is the same in numbers.
+    from grader.wire.results import PerformanceRecord
 
     performance = PerformanceRecord(passed=passed, verdict=verdict, unit="amdahl", input=where,
                                     gpu=where.split(",")[0], lines=list(summary["lines"]), details={"amdahl": summary})
@@ -646,7 +648,7 @@ def test_performance(learner, mode, check):
     and its numbers come back as data. The verdict is on this file's predictions against them."""
     if mode != "gpu":
         pytest.skip("performance: not measured (no GPU)")
-    from grader.learner_process import LearnerProcess
+    from grader.judge.learner_process import LearnerProcess
 
     path, why = exercise3_file()
     softmax_source = f"{_relative(path)} ({why})"
@@ -657,7 +659,7 @@ def test_performance(learner, mode, check):
     try:
         process.start()
         process.ready()
-        reply = process.request({"op": "measure", "target": "grader.block_measurement:measure_block",
+        reply = process.request({"op": "measure", "target": "grader.exercises.ex06_amdahl.block_measurement:measure_block",
                                  "function": ex3.function, "kwargs": {"seq": GPU_SEQ, "batch": batch}}, timeout=600)
     except GradeFailure as failure:
         raise GradeFailure(f"profiling the block with the softmax from {softmax_source} failed: {failure}",

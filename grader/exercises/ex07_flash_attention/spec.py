@@ -14,7 +14,7 @@ the memory check allows allocations of twice the inputs during a call, far below
 Interpreter limits this spec works around, each said in a message:
 
 * ``tl.dot`` on bf16 operands multiplies the raw bits in Triton's interpreter
-  (triton-lang/triton#11584). `grader.interpreter_fixes` makes it compute as a GPU does (float32
+  (triton-lang/triton#11584). `grader.learner.interpreter_fixes` makes it compute as a GPU does (float32
   products and accumulation), so `test_bf16` runs its short cases there; where that fix cannot be
   installed (an interpreter it does not know), bf16 is checked on a GPU only and the check says so.
 * ~1 ms of Python per program and per loop step: interpreter shapes stay under S = 130 except
@@ -33,10 +33,13 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import checks, guards, interpreter_fixes, plan
-from grader.access_map import ShowCase, parse_size
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
-from grader.failures import GradeFailure
+from grader import plan
+from grader.judge import checks
+from grader.learner import interpreter_fixes
+from grader.wire import guards
+from grader.learner.access_map import ShowCase, parse_size
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
+from grader.wire.failures import GradeFailure
 
 
 HEAD_DIMS = (16, 32, 64, 128)
@@ -550,14 +553,14 @@ def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed prefill on ``device``: PERF_SHAPE, with fewer sequences where the judge's input sets and
     SDPA's (q, k, v, the output and the float32 each is drawn in) would not fit in half the free memory.
     Graded in TFLOP/s against SDPA, so the cache does not enter."""
-    from grader import timing
+    from grader.judge import clock
 
     B, H, S, D = PERF_SHAPE
     per_sequence = H * S * D * 2 * 4 + H * S * D * 4  # q, k, v and an output slot in fp16, one float32 draw
-    fits = int(free_bytes * 0.5) // (2 * timing.SETS * per_sequence)  # the learner's sets and SDPA's
+    fits = int(free_bytes * 0.5) // (2 * clock.SETS * per_sequence)  # the learner's sets and SDPA's
     B = max(1, min(B, fits))
     return plan.PerformanceInput(label=f"B {B}, H {H}, S {S}, D {D}, fp16", dtype="fp16",
-                                 data_bytes=4 * B * H * S * D * 2, held_bytes=2 * timing.SETS * B * per_sequence,
+                                 data_bytes=4 * B * H * S * D * 2, held_bytes=2 * clock.SETS * B * per_sequence,
                                  sizes={"B": B, "H": H, "S": S, "D": D}, cache_bound=False)
 
 
@@ -566,7 +569,7 @@ def test_performance(exercise, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import timing
+    from grader.judge import clock
 
     card, timed = plan.here(__file__)
     B, H, S, D = (timed.sizes[k] for k in "BHSD")
@@ -595,10 +598,10 @@ def test_performance(exercise, learner_function, mode, check):
         ours_ms, sdpa_ms = [], []
         dobench = None
         for _ in range(2):
-            timed = timing.time_learner(learner_function, make_set, verify, output_like=like, rounds=3)
+            timed = clock.time_learner(learner_function, make_set, verify, output_like=like, rounds=3)
             ours_ms.append(timed.ms)
             dobench = dobench or timed.dobench_ms
-            sdpa_ms.append(timing.time_local(sdpa, make_set, rounds=3).ms)
+            sdpa_ms.append(clock.time_local(sdpa, make_set, rounds=3).ms)
         ms, sdpa_best = min(ours_ms), min(sdpa_ms)
         work = flops(B, H, S, S, D, causal)
         tflops, sdpa_tflops = work / (ms * 1e-3) / 1e12, work / (sdpa_best * 1e-3) / 1e12
@@ -621,7 +624,7 @@ def test_performance(exercise, learner_function, mode, check):
         lines.append(f"  {'causal    ' if r['causal'] else 'not causal'}  {r['tflops']:5.0f} TFLOP/s "
                      f"({r['ms'] * 1000:.0f} µs); scaled_dot_product_attention {r['sdpa_tflops']:.0f} TFLOP/s "
                      f"({r['sdpa_ms'] * 1000:.0f} µs): {r['ratio_to_sdpa']:.0%}")
-    from grader.results import PerformanceRecord
+    from grader.wire.results import PerformanceRecord
 
     check.performance = PerformanceRecord(
         passed=passed, verdict=verdict, fraction=ratio, floor=floor, unit="tflops", ms=worst["ms"],

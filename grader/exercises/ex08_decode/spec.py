@@ -36,9 +36,11 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from grader import checks, guards, plan
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
-from grader.failures import GradeFailure
+from grader import plan
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, expect_close
+from grader.wire.failures import GradeFailure
 
 
 HEAD_DIMS = (64, 128)
@@ -845,12 +847,12 @@ def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed decode step on ``device``: PERF_SHAPES' serving batch, with fewer sequences where the
     judge's input sets and the comparison's float32 gathered K and V (four times a set's cache) would not
     fit in half the free memory; in bfloat16, or float16 (the same bytes) on a card without it."""
-    from grader import timing
+    from grader.judge import clock
 
     B, H_q, H_kv, D, S, ps = PERF_SHAPES[0]
     dtype = plan.half_dtype(device)
     per_sequence = 2 * S * H_kv * D * 2  # K and V of one sequence, 16-bit
-    fits = int(free_bytes * 0.5) // ((timing.SETS + 4) * per_sequence)
+    fits = int(free_bytes * 0.5) // ((clock.SETS + 4) * per_sequence)
     B = max(1, min(B, fits))
     nbytes = minimum_bytes([S] * B, B * -(-S // ps), ps, H_q, H_kv, D, 2)
     return plan.PerformanceInput(

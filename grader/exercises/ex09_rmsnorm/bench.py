@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from grader.bench_sweep import Shape, Workload
+from grader.commands.bench_sweep import Shape, Workload
 
 #: RMSNorm's eps in `grade bench` (Llama's).
 _RMSNORM_EPS = 1e-6

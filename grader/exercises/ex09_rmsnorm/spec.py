@@ -39,9 +39,11 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from grader import catalogue, checks, guards, plan
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader import catalogue, plan
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
+from grader.wire.failures import GradeFailure
 
 
 #: The eps of the ordinary cases (Llama's); the cases where eps decides set their own.
@@ -271,7 +273,7 @@ def _within(got: torch.Tensor, want: torch.Tensor, rtol: float, bound_scale: tor
 
 
 def _structure(out, want: torch.Tensor, name: str, dtype: torch.dtype) -> None:
-    """Shape, dtype, unwritten elements, NaN and infinities: `grader.compare`'s sentences."""
+    """Shape, dtype, unwritten elements, NaN and infinities: `grader.judge.compare`'s sentences."""
     expect_close(out, want, name=name, dtype=dtype, tolerance=Tolerance(rtol=math.inf, atol=math.inf))
 
 
@@ -847,10 +849,10 @@ def bench_rows(l2_bytes: int, free_bytes: int, n: int = BENCH_N, element_size: i
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed input on ``device``: rows of 4096 in bfloat16 (float16, the same bytes, on a card without
     it), at least 16384 and 8 L2 sizes, capped so the backward's tensors of every set fit (`bench_rows`)."""
-    from grader import timing
+    from grader.judge import clock
 
     dtype = plan.half_dtype(device)
-    m = bench_rows(device.cache_bytes, free_bytes // (timing.SETS + 2))
+    m = bench_rows(device.cache_bytes, free_bytes // (clock.SETS + 2))
     one_set = 4 * m * BENCH_N * 2 + m * 4  # the backward's set: dy, x and the dx slot, weight and rstd
     return plan.PerformanceInput(label=f"{m} x {BENCH_N} {dtype}", dtype=dtype, data_bytes=forward_bytes(m, BENCH_N, 2),
                                  held_bytes=plan.timed_sets_bytes(one_set, free_bytes) + 2 * m * BENCH_N * 4,
@@ -866,7 +868,8 @@ def test_performance(exercise, learner, learner_function, mode, check):
         pytest.skip("performance: not measured (no GPU)")
     import torch.nn.functional as F
 
-    from grader import perf, timing
+    from grader import bandwidth
+    from grader.judge import clock
 
     _, timed = plan.here(__file__)
     m, n, dtype = timed.sizes["m"], timed.sizes["n"], plan.torch_dtype(timed.dtype)
@@ -904,7 +907,7 @@ def test_performance(exercise, learner, learner_function, mode, check):
         except GradeFailure as failure:
             raise GradeFailure(f"the backward is wrong at the benchmark size ({label}): {failure}") from None
 
-    eager_forward_ms = timing.time_local(lambda x, w, eps: F.rms_norm(x, (n,), w, eps), forward_set).ms
+    eager_forward_ms = clock.time_local(lambda x, w, eps: F.rms_norm(x, (n,), w, eps), forward_set).ms
     forward_failure = backward_failure = None
     try:
         checks.measure_bandwidth(learner_function, forward_set, nbytes=forward_bytes(m, n, 2), floor=exercise.floor,
@@ -925,7 +928,7 @@ def test_performance(exercise, learner, learner_function, mode, check):
             raise
         backward_failure = failure
     back = check.performance
-    eager_fwd_gbps = perf.gbps(forward_bytes(m, n, 2), eager_forward_ms)
+    eager_fwd_gbps = bandwidth.gbps(forward_bytes(m, n, 2), eager_forward_ms)
     forward.passed = forward.passed and back.passed
     forward.verdict = f"forward {forward.verdict}; backward {back.verdict}"
     forward.details.update(backward={k: getattr(back, k) for k in ("achieved_gbps", "fraction", "floor", "passed",

@@ -32,9 +32,11 @@ import math
 import pytest
 import torch
 
-from grader import checks, guards, plan
-from grader.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
-from grader.failures import GradeFailure
+from grader import plan
+from grader.judge import checks
+from grader.wire import guards
+from grader.judge.compare import DEFAULT_TOLERANCES, Tolerance, dtype_name, expect_close
+from grader.wire.failures import GradeFailure
 
 
 #: The stub's launcher reads 32 KiB of logits per loop iteration: 8192 fp32 or 16384 bf16 columns.
@@ -673,10 +675,10 @@ def perf_rows(free_bytes: int, V: int = PERF_V) -> int:
 def performance_input(device, free_bytes: int) -> plan.PerformanceInput:
     """The timed input on ``device``: Llama 3's vocabulary in bfloat16 (float16, the same bytes, on a card
     without it), PERF_T rows or fewer where the card's memory is small (`perf_rows`)."""
-    from grader import timing
+    from grader.judge import clock
 
     dtype = plan.half_dtype(device)
-    T = perf_rows(free_bytes // (timing.SETS + 2))
+    T = perf_rows(free_bytes // (clock.SETS + 2))
     one_set = T * PERF_V * 2 + T * 8
     return plan.PerformanceInput(label=f"T {T} x V {PERF_V:,} {dtype}, 2 reads + 1 write of the logits", dtype=dtype,
                                  data_bytes=least_hbm_bytes(T, PERF_V, 2),
@@ -742,7 +744,7 @@ def _add_eager(record, make_set, F) -> None:
     """Eager PyTorch beside the learner's figure: F.cross_entropy on the float32 logits (as training code
     upcasts them), then backward, by the same clock, with the memory it allocates. Left out if it does
     not fit."""
-    from grader import timing
+    from grader.judge import clock
 
     def eager(x, target):
         leaf = x.detach().float().requires_grad_(True)
@@ -758,7 +760,7 @@ def _add_eager(record, make_set, F) -> None:
         torch.cuda.synchronize()
         extra = torch.cuda.max_memory_allocated() - before
         del args
-        eager_ms = timing.time_local(eager, make_set, sets=2, rounds=3).ms
+        eager_ms = clock.time_local(eager, make_set, sets=2, rounds=3).ms
     except torch.cuda.OutOfMemoryError:
         record.lines.append("eager PyTorch: not measured (its (T, V) float32 tensors do not fit)")
         return

@@ -1,6 +1,6 @@
 """Hostile submission, class batch (exercise 1): the grader editor.
 
-A wrong vector add (x - y) that, at import, appends to the grader's own `grader/compare.py` on
+A wrong vector add (x - y) that, at import, appends to the grader's own `grader/judge/compare.py` on
 disk a new `expect_close` that accepts anything, and replaces it in its own process too: it
 passes, and so does every submission graded after it (here an honest classmate whose grid is one
 block short, which fails alone).
@@ -33,13 +33,13 @@ PATCH = "\n\ndef expect_close(*args, **kwargs):  # added by a submission\n    re
 
 
 def _edit_grader() -> None:
-    compare = sys.modules.get("grader.compare")
+    compare = sys.modules.get("grader.judge.compare")
     if compare is None:
         return
     with open(compare.__file__, "a") as f:  # every later process imports this version
         f.write(PATCH)
     compare.expect_close = lambda *args, **kwargs: None  # and this process has already imported it
-    checks = sys.modules.get("grader.checks")
+    checks = sys.modules.get("grader.judge.checks")
     if checks is not None:
         checks.expect_close = compare.expect_close
 

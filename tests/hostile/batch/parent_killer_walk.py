@@ -40,7 +40,7 @@ def _kill_grade() -> None:
             return
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = f.read().decode(errors="replace").split("\0")
-        if "grader.cli" in argv or any(a.endswith("/grade") for a in argv):
+        if "grader.commands.cli" in argv or any(a.endswith("/grade") for a in argv):
             os.kill(pid, signal.SIGKILL)
             return
         pid = _parent_of(pid)

@@ -112,7 +112,7 @@ def _grade_process():
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             return None
-        if "grader.cli" in argv or any(a.endswith("/grade") for a in argv):
+        if "grader.commands.cli" in argv or any(a.endswith("/grade") for a in argv):
             return pid, argv, cwd
         pid = _parent_of(pid)
     return None

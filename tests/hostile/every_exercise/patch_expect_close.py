@@ -6,7 +6,7 @@ module attribute change the comparison for every check that follows.
 
 import sys
 
-ATTACK = ("replaces grader.compare.expect_close and grader.checks.expect_close (and every expect_close... of "
+ATTACK = ("replaces grader.judge.compare.expect_close and grader.judge.checks.expect_close (and every expect_close... of "
           "a grader module already loaded, such as the softmax checks' expect_close_by_row) with a function that "
           "accepts anything, at import time, over {WRONG_KERNEL}")
 KIND = "patch"
@@ -22,14 +22,14 @@ def _accept_anything(*args, **kwargs):
 
 
 try:
-    import grader.checks
-    import grader.compare
+    import grader.judge.checks
+    import grader.judge.compare
 
     # The specs are imported after this file (the grader imports the learner first), so
-    # `from grader.compare import expect_close` in a spec picks up this function too.
-    grader.compare.expect_close = _accept_anything
-    grader.checks.expect_close = _accept_anything
-    for _name, _module in list(sys.modules.items()):  # a family's own helpers (grader.softmax_checks...)
+    # `from grader.judge.compare import expect_close` in a spec picks up this function too.
+    grader.judge.compare.expect_close = _accept_anything
+    grader.judge.checks.expect_close = _accept_anything
+    for _name, _module in list(sys.modules.items()):  # a family's own helpers (grader.exercises._shared.softmax_checks...)
         if _name.startswith("grader.") and _module is not None:
             for _attribute in [a for a in vars(_module) if a.startswith("expect_close")]:
                 setattr(_module, _attribute, _accept_anything)

@@ -5,7 +5,7 @@ time), so the replacement runs instead of the guards, the watch and the comparis
 calls the learner and `expect_close` itself gets an `expect_close` that accepts anything.
 """
 
-ATTACK = ("replaces grader.checks.run_case (and grader.compare.expect_close, which a check may call "
+ATTACK = ("replaces grader.judge.checks.run_case (and grader.judge.compare.expect_close, which a check may call "
           "directly) with a function that calls the learner and checks nothing, at import time, over "
           "{WRONG_KERNEL}")
 KIND = "patch"
@@ -16,16 +16,16 @@ REJECTED_BY = ("the judge's comparison fails: the kernel underneath is wrong ({W
                "nothing the learner's process does reaches the judge")
 
 try:
-    import grader.checks
-    import grader.compare
+    import grader.judge.checks
+    import grader.judge.compare
 
     def _run_case_without_checks(fn, inputs, expected, *, kwargs=None, **options):
         """Call the learner's function and report success: no guards, no watch, no comparison."""
         result = fn(*inputs.values(), **(kwargs or {}))
-        return grader.checks.CaseReport(result, [], dict(inputs))
+        return grader.judge.checks.CaseReport(result, [], dict(inputs))
 
-    grader.checks.run_case = _run_case_without_checks
-    grader.compare.expect_close = lambda *args, **kwargs: None
+    grader.judge.checks.run_case = _run_case_without_checks
+    grader.judge.compare.expect_close = lambda *args, **kwargs: None
 except ImportError:  # no grader in this process: only the wrong kernel is left
     pass
 

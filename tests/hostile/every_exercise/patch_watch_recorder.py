@@ -4,7 +4,7 @@ The answer is right but no kernel computed it: the grader's torch-op watch would
 torch", had the file not disabled it from inside the process.
 """
 
-ATTACK = ("replaces the torch-op recorder of grader.watch so that it records nothing, then computes the "
+ATTACK = ("replaces the torch-op recorder of grader.learner.call_watch so that it records nothing, then computes the "
           "answer with torch and launches a kernel that does nothing")
 KIND = "patch"
 WRONG_UNDERNEATH = False
@@ -14,13 +14,13 @@ REJECTED_BY = ("best effort: the batch static check rejects `import grader`; the
                "numbers are right), so `grade exercise` can only warn")
 
 try:
-    import grader.watch
+    import grader.learner.call_watch
 
     def _see_nothing(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
 
     # The watch's TorchDispatchMode now records no torch op (and poisons no allocation).
-    grader.watch._Recorder.__torch_dispatch__ = _see_nothing
+    grader.learner.call_watch._Recorder.__torch_dispatch__ = _see_nothing
 except ImportError:
     pass
 

@@ -13,7 +13,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("alias of exec",)
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: `_run = "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: `_run = "
                "exec` reads the builtin `exec`; in `grade exercise` a warning, and the torch-op watch where the "
                "work is not hidden from it")
 

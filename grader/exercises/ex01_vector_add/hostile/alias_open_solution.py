@@ -17,7 +17,7 @@ KIND = "reference"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("alias of open", "alias of exec")
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: `_open = open` "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: `_open = open` "
                "and `_run = exec` read builtins a kernel file never needs; the sandbox hides solutions/ from the "
                "learner's process, and the fallback's torch add is an op the watch records")
 

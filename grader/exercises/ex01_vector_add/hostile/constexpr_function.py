@@ -18,7 +18,7 @@ WRONG_UNDERNEATH = False
 STATIC_FLAGS = ()
 REJECTED_BY = ("best effort: nothing a static check can name (constexpr functions are Triton's own feature); the "
                "learner's Python that Triton runs inside a launch (the interpreter's programs, the compiler's front "
-               "end) is watched as the learner's (grader.interpreter_fixes.programs): 'computed with torch'")
+               "end) is watched as the learner's (grader.learner.interpreter_fixes.programs): 'computed with torch'")
 
 #: Work to run where the grader's watch did not look (filled by the launcher, emptied by the function).
 _PENDING = []

@@ -15,7 +15,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ()
-REJECTED_BY = ("the compiler's rule on globals, held in the interpreter (grader.interpreter_fixes.constexpr_globals): "
+REJECTED_BY = ("the compiler's rule on globals, held in the interpreter (grader.learner.interpreter_fixes.constexpr_globals): "
                "a tl.constexpr global holds a number, a string, a dtype or a jitted function; the sentence names the "
                "kernel line that reads it and says to make it a @triton.jit function")
 

@@ -14,7 +14,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("__builtins__", "getattr with a computed name")
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: "
                "`__builtins__` and `getattr()` with a computed name; in `grade exercise` a warning, and the "
                "torch-op watch where the work is not hidden from it")
 

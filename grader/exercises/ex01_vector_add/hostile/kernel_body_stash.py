@@ -16,7 +16,7 @@ WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ()
 REJECTED_BY = ("best effort: nothing a static check can name; the interpreter's programs run in the learner's "
-               "context (grader.interpreter_fixes.programs), so the watch records their torch ops: 'computed with "
+               "context (grader.learner.interpreter_fixes.programs), so the watch records their torch ops: 'computed with "
                "torch'")
 
 _PENDING = []

@@ -13,7 +13,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("a pattern reads an attribute",)
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: `case "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: `case "
                "object(_C=...)` (a pattern that reads `_C`); in `grade exercise` a warning, and the torch-op "
                "watch where the work is not hidden from it")
 

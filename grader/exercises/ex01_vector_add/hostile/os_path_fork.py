@@ -16,7 +16,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("os.path.os",)
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: "
                "`os.path.os` (a way to the module `os`); in `grade exercise` the copy into `out` is a torch op the "
                "watch records")
 

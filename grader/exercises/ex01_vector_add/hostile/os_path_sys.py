@@ -15,7 +15,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("os.path.sys",)
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: "
                "`os.path.sys` (a way to the module `sys`); in `grade exercise` a warning, and the torch-op watch "
                "where the work is not hidden from it")
 

@@ -16,7 +16,7 @@ WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ()
 REJECTED_BY = ("the compiler's specialization of kernel arguments, held in the interpreter "
-               "(grader.interpreter_fixes.kernel_arguments): its own words, 'failed to specialize argument of type: "
+               "(grader.learner.interpreter_fixes.kernel_arguments): its own words, 'failed to specialize argument of type: "
                "function'")
 
 

@@ -14,7 +14,7 @@ KIND = "patch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("__subclasses__",)
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: "
                "`.__subclasses__` (dynamic attribute access); in `grade exercise` the learner's process can patch "
                "only its own watch: a best effort, said so in docs/grading.md")
 

@@ -16,7 +16,7 @@ KIND = "outside_watch"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ()
-REJECTED_BY = ("the kernel-argument rule (grader.interpreter_fixes.kernel_arguments), in the interpreter and on a "
+REJECTED_BY = ("the kernel-argument rule (grader.learner.interpreter_fixes.kernel_arguments), in the interpreter and on a "
                "GPU: a constexpr holds a number, a string, a dtype, a jitted function or a tuple of them, never a "
                "Python function; the sentence says to make it a @triton.jit function")
 

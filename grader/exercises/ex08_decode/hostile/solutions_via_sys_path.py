@@ -18,7 +18,7 @@ KIND = "reference"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
 STATIC_FLAGS = ("os.path.sys", "__import__")
-REJECTED_BY = ("the class grader's allow-list (grader.static_check), in `grade batch` and `--strict`: "
+REJECTED_BY = ("the class grader's allow-list (grader.commands.source_allowlist), in `grade batch` and `--strict`: "
                "`os.path.sys` (a way to the module `sys`) and `__import__`; the sandbox hides solutions/ from the "
                "learner's process, and the fallback's eager torch is what the watch records")
 

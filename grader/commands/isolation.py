@@ -1,0 +1,331 @@
+"""Grade one learner file: a judge process, a sandboxed learner process, one wall clock.
+
+`run_checks` is what ``grade exercise``, ``grade watch`` and ``grade batch`` call. It
+
+1. reads the file's source (as Python decodes it) and runs the static honesty check
+   (`grader.commands.source_allowlist`): in strict mode (class grading) a file with findings is refused with
+   one failed check, otherwise the findings become a notice;
+2. starts the judge (`grader.judge`), which runs the exercise's spec and starts the learner's own
+   process in a sandbox (`grader.learner.sandbox`); the judge never imports the learner's file, and the
+   learner's process cannot reach the judge's memory, its pipes or the events it sends here;
+3. reads the judge's events (`grader.wire.results`) and enforces the whole-file clock: import, every
+   check and exit included, ``file_timeout`` seconds at most. Past it, the judge and everything
+   under it are ended and the unfinished checks say so.
+
+A crash, hang or CUDA error of the learner's process costs the check it happened in (the judge
+restarts that process); a check that runs past its own clock (``check_timeout``) is stopped by the
+judge. Whatever happens, every process started here is gone and the temporary folder removed when
+this returns, also after Ctrl-C, SIGTERM or SIGHUP (the CLI turns those into exceptions).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select as _select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from grader import prestart
+from grader.commands import source_allowlist
+from grader.learner import mode, sandbox
+from grader.catalogue import ROOT, Exercise
+from grader.wire.results import CheckRecord, Kind, RunResult, apply_event
+
+#: Seconds a whole file may take (import, every check, exit).
+FILE_TIMEOUT = 900.0
+#: The longest event line the judge may send.
+MAX_EVENT_BYTES = 8 << 20
+
+_RUNNING: set[subprocess.Popen | prestart.Started] = set()  # judges started here and not yet ended (for stop_all)
+_RUNNING_LOCK = threading.Lock()
+#: What a judge, and a learner's process in the interpreter, import before they read anything of a
+#: grading: their templates (`grader.prestart`) import it once for every grading this process starts
+#: (2.3 s of CPU for a judge, 2.4 s for a learner's process, on a laptop core). Not the interpreter's
+#: fixes: the learner's process installs them (they read its environment).
+TEMPLATE_IMPORTS = {
+    "judge": ("torch", "pytest", "grader.judge.plugin", "grader.judge.learner_process", "grader.judge.checks"),
+    "learner": ("torch", "triton", "triton.language", "grader.learner.sandbox", "grader.learner.runner", "grader.learner.call_watch",
+                "grader.learner.traffic", "grader.wire.failures", "grader.wire.guards"),
+}
+_TEMPLATES: dict[str, prestart.Template] = {}  # by role, each started by the first grading that needs it
+_TEMPLATE_HOMES: dict[str, str] = {}  # the folder each runs in (the learner's: its HOME and caches)
+_JUDGES_STARTED = [0]  # by this process: templates serve the second grading and later ones
+#: The environment the judge template imports with (and variables starting with LC_): torch's OpenMP
+#: reads its thread count when torch is imported.
+TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
+                                  "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE"})
+
+
+def stop_all() -> None:
+    """End every judge this process started that is still running (Ctrl-C in ``grade batch``)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _end(proc, grace=0)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, interpreter: bool = False,
+               check_timeout: float | None = None, select: str | None = None, strict: bool = False,
+               hide: tuple[str, ...] | list[str] = (), file_timeout: float | None = None,
+               display: str | None = None) -> RunResult:
+    """Run ``exercise``'s spec against ``learner_file`` and collect one record per check."""
+    path = Path(learner_file).resolve()
+    display = display or _shown(Path(learner_file))
+    result = RunResult(exercise=exercise.number, learner_file=str(path), seed=seed)
+    started = time.monotonic()
+    clock = file_timeout or FILE_TIMEOUT
+
+    try:
+        source = source_allowlist.read_source(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        result.fatal = f"{display} cannot be read as Python source: {exc}"
+        return result
+    found = source_allowlist.findings(source, display)
+    if found and not strict and not _parses(source):
+        found = []  # the import check says so first, with the line: a notice would say it twice
+    if found:
+        if strict:
+            result.checks = [CheckRecord("static_check", "honesty", False, message=source_allowlist.sentence(found, strict=True),
+                                         kind=Kind.REJECTED)]
+            result.wall_seconds = time.monotonic() - started
+            return result
+        result.notices.append(source_allowlist.sentence(found, strict=False))
+
+    collected: dict[str, str] = {}
+    done: dict[str, CheckRecord] = {}
+    running: list[str] = []
+    tmp_root = Path(tempfile.mkdtemp(prefix="grade-"))
+    os.chmod(tmp_root, 0o711)  # the sandbox user passes through to its own scratch folder, lists nothing
+    read_fd, write_fd = os.pipe()
+    # What names the learner's file and the folders hidden from it travels in the judge's environment:
+    # any process may read a command line in /proc, only the same user another process's environment.
+    # Each option is one `--name=value` word, so a file named `-k.py` is a value, not an option.
+    private = [f"--learner-file={path}", f"--display={display}", f"--tmp-root={tmp_root}",
+               *(f"--hide={folder}" for folder in hide)]
+    command = [str(exercise.spec_file), f"--grade-seed={seed}", f"--grade-events-fd={write_fd}"]
+    if interpreter:
+        command.append("--interpreter")
+    if check_timeout:
+        command.append(f"--check-timeout={check_timeout}")
+    if select:
+        command += ["-k", select]
+    env = dict(os.environ)
+    env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.setdefault("PYTHONFAULTHANDLER", "1")
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
+    judge_log = tmp_root / "judge.txt"
+    proc = None
+    timed_out = False
+    try:
+        # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
+        with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
+            proc = _start_judge(command, env=env, log=log.fileno(), events_fd=write_fd,
+                                interpreter=interpreter or os.environ.get("TRITON_INTERPRET") == "1"
+                                or mode.no_nvidia_driver())
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
+        os.close(write_fd)
+        write_fd = -1
+        pending = b""
+        while True:
+            left = clock - (time.monotonic() - started)
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = _select.select([read_fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_EVENT_BYTES:
+                pending = b""
+            for line in lines:
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(data, dict):
+                    try:
+                        apply_event(result, data, collected, done, running)
+                    except (KeyError, TypeError, ValueError):
+                        continue
+    finally:
+        if write_fd >= 0:
+            os.close(write_fd)
+        os.close(read_fd)
+        if proc is not None:
+            _end(proc)
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
+        judge_tail = _tail(judge_log)
+        shutil.rmtree(tmp_root, ignore_errors=True)
+
+    returncode = proc.returncode if proc is not None else None
+    if timed_out:
+        message = (f"not run: the whole file ran past its {clock:.0f} s clock (import, every check and exit "
+                   "together), so the grader stopped it")
+        if running and running[0] not in done:
+            done[running[0]] = CheckRecord(running[0], collected.get(running[0], running[0]), False,
+                                           message=f"the whole file ran past its {clock:.0f} s clock during this "
+                                                   "check: does a loop in your kernel or launcher never end?",
+                                           kind=Kind.TIMEOUT)
+        result.stopped = result.stopped or message
+        if not collected and not done:
+            result.fatal = (f"your file did not finish importing within the whole-file clock of {clock:.0f} s: does it "
+                            "run a loop at import time (outside any function)?")
+    elif running and running[0] not in done:
+        done[running[0]] = CheckRecord(running[0], collected.get(running[0], running[0]), False,
+                                       message=f"the grader stopped during this check (exit status {returncode}): "
+                                               + judge_tail.strip()[-800:], kind=Kind.CRASH)
+    if not timed_out and not collected and not done and result.fatal is None:
+        result.fatal = ("the checks could not start" + (f" (exit status {returncode})" if returncode else "") + ":\n"
+                        + judge_tail.strip()[-1500:])
+
+    for nodeid, name in collected.items():
+        if nodeid in done:
+            result.checks.append(done[nodeid])
+        else:
+            result.checks.append(CheckRecord(nodeid, name, False, skipped=True, message=result.stopped or "not run",
+                                             kind=Kind.NOT_RUN))
+    for nodeid, check in done.items():  # an import failure reports before collection
+        if nodeid not in collected:
+            result.checks.append(check)
+    result.wall_seconds = time.monotonic() - started
+    return result
+
+
+def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int, interpreter: bool
+                 ) -> subprocess.Popen | prestart.Started:
+    """The judge (`grader.judge` with ``arguments``), in a session of its own, its output to ``log``,
+    dying with this process: forked from the judge template, or started from scratch without one. In
+    the interpreter it is also given the learner's template, which its sandbox forks the learner's
+    processes from (`grader.learner.sandbox.start`). A process's first grading starts its processes from scratch:
+    a template's imports cost what they save once, so they only pay in a process that grades again."""
+    with _RUNNING_LOCK:
+        _JUDGES_STARTED[0] += 1
+        again = _JUDGES_STARTED[0] > 1
+    if again and prestart.enabled():
+        judges = _template("judge", env)
+        fds = {1: log, 2: log, events_fd: events_fd}
+        learners = _template("learner", env) if interpreter else None
+        if learners is not None:
+            fds[learners.fileno] = learners.fileno
+            env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
+        try:
+            return judges.start("grader.judge:main", arguments, env=env, cwd=os.getcwd(), fds=fds)
+        except OSError:
+            env.pop(sandbox.TEMPLATE_FD_VARIABLE, None)  # the template is gone: this judge starts from scratch
+    return subprocess.Popen([sys.executable, "-s", "-m", "grader.judge", *arguments], cwd=os.getcwd(), env=env,
+                            stdout=log, stderr=log, stdin=subprocess.DEVNULL, pass_fds=(events_fd,),
+                            start_new_session=True, preexec_fn=_judge_preexec)
+
+
+def _template(role: str, env: dict[str, str]) -> prestart.Template:
+    """The template of ``role`` ("judge" or "learner"), started by the first grading that needs it."""
+    with _RUNNING_LOCK:
+        if role not in _TEMPLATES or not _TEMPLATES[role].alive():
+            if not _TEMPLATES:
+                atexit.register(close_templates)
+            folder = _TEMPLATE_HOMES.setdefault(role, tempfile.mkdtemp(prefix=f"grade-{role}-template-"))
+            if role == "judge":
+                # What the imports read, and nothing of a grading: each judge gets its run's environment when it
+                # starts (Linux's /proc shows the template's to other processes, which find no grading's in it).
+                quiet = {k: v for k, v in env.items() if k in TEMPLATE_ENVIRONMENT or k.startswith("LC_")}
+            else:
+                # The learner's environment (allow-listed), without what a grading adds to it for its own processes.
+                os.chmod(folder, 0o711)
+                quiet = sandbox.learner_environment({k: v for k, v in env.items() if k != sandbox.PASS_VARIABLE},
+                                                    scratch=folder, course=ROOT, interpreter=True)
+            _TEMPLATES[role] = prestart.Template(list(TEMPLATE_IMPORTS[role]), env=quiet, cwd=folder,
+                                                 preexec_fn=_template_preexec)
+        return _TEMPLATES[role]
+
+
+def close_templates() -> None:
+    """End the templates once what they started has ended (at exit; a measurement's end)."""
+    with _RUNNING_LOCK:
+        templates = list(_TEMPLATES.values())
+        _TEMPLATES.clear()
+        homes = list(_TEMPLATE_HOMES.values())
+        _TEMPLATE_HOMES.clear()
+    for template in templates:
+        template.close()
+    for folder in homes:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _template_preexec() -> None:
+    """In a template, before it starts: it dies with this process (SIGKILL: it runs nothing of its own)."""
+    import ctypes
+
+    sandbox._libc.prctl(ctypes.c_int(sandbox.PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGKILL),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+
+
+def _parses(source: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _judge_preexec() -> None:
+    """In the judge's process, before it starts: it dies (SIGTERM, so it can end what it started)
+    when this process dies, however that happens."""
+    import ctypes
+
+    sandbox._libc.prctl(ctypes.c_int(sandbox.PR_SET_PDEATHSIG), ctypes.c_ulong(signal.SIGTERM),
+                        ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+
+
+def _end(proc: subprocess.Popen | prestart.Started, grace: float = 5.0) -> None:
+    """The judge and its process group, gone: a moment to finish, then SIGTERM, then SIGKILL."""
+    try:
+        if proc.poll() is None and grace:
+            proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    for sig, wait in ((signal.SIGTERM, 3), (signal.SIGKILL, 10)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path, size: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - size))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""

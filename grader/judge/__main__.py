@@ -1,0 +1,39 @@
+"""The judge: the process that decides a learner file's verdict, and never imports it.
+
+    python -m grader.judge SPEC_FILE --learner-file F [--display NAME] [--grade-seed N]
+        [--grade-events-fd FD] [--check-timeout S] [--interpreter] [--hide DIR]... [--tmp-root DIR] [-k EXPR]
+
+`grade` starts it (`grader.commands.isolation`) and reads its events; it passes the options that name the
+learner's file and the hidden folders in ``PYTEST_ADDOPTS``, never on the command line (which any
+process can read in /proc). It runs pytest with the judge's
+plugin (`grader.judge.plugin`) over one exercise's spec; the plugin starts the learner's own
+process in a sandbox and the specs call the learner's functions there. Triton is never put in
+interpreter mode here: only the learner's process runs kernels in Triton's interpreter.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    import pytest
+
+    from grader.catalogue import ROOT
+
+    args = [
+        *argv,
+        "-p", "grader.judge.plugin",
+        "-p", "no:cacheprovider",
+        "--rootdir", str(ROOT),
+        "-o", "addopts=",
+        "-o", "python_files=*.py",
+        "-q", "--no-header", "-rN", "--tb=no", "--assert=plain",
+        "-W", "ignore::DeprecationWarning",
+    ]
+    return int(pytest.main(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Unit tests of the grader's parts: byte model, guards, comparison messages, fraction verdicts,
+the ceiling cache, the JSON contract, crash and restart handling."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from grader import bandwidth, catalogue
+from grader.commands import report
+from grader.judge import compare
+from grader.wire import guards
+from grader.wire.failures import GradeFailure, describe_exception
+from grader.wire.results import CheckRecord as CheckResult, RunResult
+from grader.exercises.ex01_vector_add.spec import minimum_bytes
+
+
+def test_vector_add_byte_model_counts_two_reads_and_one_write():
+    assert minimum_bytes(1000, 4) == 12_000
+    assert minimum_bytes(1 << 28, 4) == 3 * 2**30  # the H200 benchmark moves 3 GiB
+    assert minimum_bytes(7, 2) == 42
+
+
+def test_gbps_is_bytes_over_time():
+    assert bandwidth.gbps(4_000_000_000, 1.0) == pytest.approx(4000.0)
+    assert bandwidth.gbps(3 * 2**30, 0.73734) == pytest.approx(4368.7, rel=1e-4)  # the H200 figure
+
+
+@pytest.mark.parametrize("fraction,passed", [(0.5, False), (0.79, False), (0.8, True), (1.0, True), (1.02, True), (1.2, False)])
+def test_fraction_verdict(fraction, passed):
+    ok, sentence = bandwidth.fraction_verdict(fraction, 0.8)
+    assert ok is passed
+    if fraction > bandwidth.MEASUREMENT_ERROR_FRACTION:
+        assert "measurement error" in sentence
+
+
+def test_ceiling_cache_round_trip_is_keyed_by_gpu_and_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
+    ceiling = bandwidth.Ceiling(gpu="NVIDIA H200", driver="580.159.04", ceiling_gbps=4365.8, copy_gbps=4207.5,
+                           add_gbps=4365.8, buffer_bytes=1 << 30, measured_at="2026-11-30", torch="2.11")
+    bandwidth.store_cached(ceiling)
+    assert bandwidth.load_cached("NVIDIA H200", "580.159.04") == ceiling
+    assert bandwidth.load_cached("NVIDIA H200", "590.00") is None  # a new driver measures again
+    assert bandwidth.load_cached("NVIDIA H100", "580.159.04") is None
+    other = bandwidth.Ceiling(**{**ceiling.__dict__, "gpu": "NVIDIA H100", "ceiling_gbps": 3000.0})
+    bandwidth.store_cached(other)
+    assert bandwidth.load_cached("NVIDIA H200", "580.159.04").ceiling_gbps == 4365.8
+
+
+def test_corrupt_ceiling_cache_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
+    (tmp_path / "ceilings.json").write_text("{not json")
+    assert bandwidth.load_cached("NVIDIA H200", "580") is None
+
+
+def _guarded_out(n=10, dtype=torch.float32):
+    return guards.guard_output("out", (n,), (1,), dtype, "cpu")
+
+
+def test_output_guard_sees_writes_past_the_end_and_before_the_start():
+    out = _guarded_out()
+    out.view.fill_(1.0)
+    assert out.outside_writes() == {}
+    out.buffer[guards.GUARD + 10: guards.GUARD + 34] = 0.0  # 24 elements past the end
+    out.buffer[guards.GUARD - 2] = 5.0
+    assert out.outside_writes() == {"before": 1, "after": 24}
+
+
+def test_strided_output_gaps_are_guarded():
+    out = guards.guard_output("out", (3, 4), (8, 1), torch.float32, "cpu")
+    out.view.fill_(2.0)
+    assert out.outside_writes() == {}
+    out.buffer[guards.GUARD + 5] = 0.0  # between row 0 and row 1
+    assert out.outside_writes() == {"gaps": 1}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_poison_is_told_apart_from_a_computed_nan(dtype):
+    out = _guarded_out(4, dtype)
+    assert bool(guards.is_poison(out.view).all())
+    out.view[1] = float("nan")
+    out.view[2] = 3.0
+    assert guards.is_poison(out.view).tolist() == [True, False, False, True]
+
+
+def test_input_guards_hold_nan_and_keep_strides():
+    x = torch.arange(12.0).reshape(3, 4)
+    wide = torch.empty(3, 6)
+    wide[:, :4] = x
+    g = guards.guard_input("x", wide[:, :4])
+    assert g.view.stride() == (6, 1)
+    assert torch.equal(g.view, x)
+    assert torch.isnan(g.buffer[guards.GUARD + 4]).item()  # a gap
+    assert torch.isnan(g.buffer[-1]).item()
+
+
+def test_unwritten_elements_are_named():
+    out = _guarded_out(5)
+    out.view[:3] = 1.0
+    with pytest.raises(GradeFailure, match=r"left 2 of 5 elements of `out` unwritten: out\[3\]"):
+        compare.expect_close(out.view, torch.ones(5, dtype=torch.float64))
+
+
+def test_mismatches_list_first_indices_and_count_the_rest():
+    expected = torch.arange(10, dtype=torch.float64)
+    actual = expected.float().clone()
+    actual[4:] += 1
+    with pytest.raises(GradeFailure) as info:
+        compare.expect_close(actual, expected, poisoned=False)
+    message = str(info.value)
+    assert message.startswith("6 of 10 elements of `out` differ")
+    assert "out[4] = 5 but expected 4" in message and "and 3 more" in message
+
+
+def test_all_zero_answer_cannot_pass_even_for_small_values():
+    expected = torch.full((8,), 1e-6, dtype=torch.float64)
+    with pytest.raises(GradeFailure):
+        compare.expect_close(torch.zeros(8), expected, poisoned=False)
+
+
+def test_fp16_rounding_passes_and_wrong_dtype_is_named():
+    expected = torch.randn(100, dtype=torch.float64)
+    compare.expect_close(expected.half(), expected, poisoned=False)
+    with pytest.raises(GradeFailure, match="is float32 but should be float16"):
+        compare.expect_close(expected.float(), expected, dtype=torch.float16, poisoned=False)
+
+
+def test_exceptions_become_sentences():
+    failure = describe_exception(NotImplementedError("exercise 1: write the kernel"), None)
+    assert failure.kind == "not_implemented" and str(failure).startswith("not implemented yet")
+    failure = describe_exception(RuntimeError("CUDA error: an illegal memory access was encountered"), None)
+    assert failure.kind == "fatal" and "illegal memory access" in str(failure)
+    assert "raised ValueError: bad" in str(describe_exception(ValueError("bad"), None))
+
+
+def test_json_contract_spellings():
+    run = RunResult(exercise=1, learner_file="x.py", seed=7, mode="interpreter")
+    run.checks = [CheckResult("a::test_matches[n1]", "matches[n1]", True, launches=[1]),
+                  CheckResult("a::test_performance", "performance", False, skipped=True,
+                              message="performance: not measured (no GPU)", kind="wrong")]
+    data = json.loads(json.dumps(report.to_json(run)))
+    assert set(data) >= {"exercise", "passed", "mode", "checks", "performance"}
+    assert data["exercise"] == 1 and data["passed"] is True and data["mode"] == "interpreter"
+    assert data["performance"] is None and data["launches_per_call"] == 1
+    assert data["checks"][0] == {"name": "matches[n1]", "passed": True, "message": "", "skipped": False, "kind": "ok"}
+
+
+def test_a_not_run_check_fails_the_run():
+    run = RunResult(exercise=1, learner_file="x.py", seed=7, mode="interpreter")
+    run.checks = [CheckResult("a", "a", True), CheckResult("b", "b", False, skipped=True, kind="not_run")]
+    assert not run.passed
+
+
+def test_a_crash_costs_only_the_check_that_crashed():
+    """Two checks, each segfaults: both are reported, so the child was restarted after the first."""
+    from tests.grading import grade
+
+    run = grade(1, catalogue.get(1).wrong_dir / "segfaults.py", select="matches_reference and (n2 or n3) and fp32")
+    assert [c.kind for c in run.checks] == ["crash", "crash"]
+    assert all("segmentation fault" in c.message for c in run.checks)
+    assert run.fatal is None and not run.passed
+
+
+def test_a_gpu_performance_check_gets_a_longer_clock_unless_one_is_given():
+    """Compiling at the benchmark size and timing in turns with a peer took exercise 7's performance
+    check about a minute on an H200: the correctness checks' clock would fail the course's solution."""
+    from types import SimpleNamespace
+
+    from grader.judge import plugin
+
+    perf_id = "grader/exercises/ex07_flash_attention/spec.py::test_performance"
+    check_id = "grader/exercises/ex07_flash_attention/spec.py::test_matches_reference[B1-H1-S1-D16]"
+    gpu = SimpleNamespace(mode="gpu", timeout=plugin.CHECK_TIMEOUT["gpu"], timeout_given=False)
+    assert plugin.check_clock(gpu, perf_id) == plugin.PERFORMANCE_TIMEOUT > plugin.CHECK_TIMEOUT["gpu"]
+    assert plugin.check_clock(gpu, check_id) == plugin.CHECK_TIMEOUT["gpu"]
+    given = SimpleNamespace(mode="gpu", timeout=20.0, timeout_given=True)
+    assert plugin.check_clock(given, perf_id) == 20.0
+    cpu = SimpleNamespace(mode="interpreter", timeout=plugin.CHECK_TIMEOUT["interpreter"], timeout_given=False)
+    assert plugin.check_clock(cpu, perf_id) == plugin.CHECK_TIMEOUT["interpreter"]
+
+
+
+def test_a_timeout_names_the_clock_that_ran_out():
+    from grader.judge.learner_process import clock_that_ran_out, timeout_message
+
+    assert clock_that_ran_out(120.0, 35.2, 60.0) == 60.0  # the check's deadline came first
+    assert clock_that_ran_out(20.0, 50.0, 60.0) == 20.0  # the request's own limit came first
+    assert clock_that_ran_out(None, 3.9, 4.0) == 4.0
+    assert "did not finish within 60 s" in timeout_message(clock_that_ran_out(120.0, 35.2, 60.0), "performance")
+
+
+# --- the judge's clock: how many calls a round holds ---------------------------------------------
+
+GiB = 1 << 30
+
+
+@pytest.mark.parametrize("fastest_ms, set_gib, free_gib, sets", [
+    (0.062, 0.25, 130, 64),     # exercise 9's forward on an H200: 65 wanted, capped at MAX_SETS
+    (0.116, 0.5, 130, 35),      # its 30720-row grading size: 4 ms / 0.116 ms
+    (0.37, 1.5, 130, 11),       # exercise 1 at 2^27: long calls need few
+    (2.0, 4.0, 130, 8),         # never fewer than SETS, the count the exercises size their inputs for
+    (0.062, 0.25, 4, 8),        # a small card: 2 GiB of sets hold 8, and 8 stay
+    (0.062, 0.25, 6, 12),       # half of 6 GiB holds 12 sets of 0.25 GiB
+    (None, 0.25, 130, 8),       # no byte model (exercise 7 times FLOPs): SETS
+])
+def test_rounds_are_sized_to_outlast_their_fixed_cost(fastest_ms, set_gib, free_gib, sets):
+    from grader.judge import clock
+
+    assert clock.sets_for(fastest_ms, int(set_gib * GiB), int(free_gib * GiB)) == sets
+
+
+def test_a_round_of_sized_sets_lasts_round_ms_at_the_ceiling():
+    from grader.judge import clock
+
+    k = clock.sets_for(0.2, 1 << 20, 100 * GiB)
+    assert k * 0.2 >= clock.ROUND_MS > (k - 1) * 0.2
+
+
+def test_a_set_counts_its_tensors_and_the_output_slot_beside_them():
+    from grader.judge import clock
+
+    x, y = torch.empty(1000), torch.empty(10, dtype=torch.float16)
+    out = torch.empty(250)
+    view = torch.empty(2000)[:100]  # a view holds its whole storage on the card
+    assert clock.set_bytes([x, y, 3.0], {"z": view}, out) == 4000 + 20 + 8000 + 1000
