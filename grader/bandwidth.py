@@ -194,10 +194,10 @@ def sized_for_hbm(bytes_per_element_set: int, *, l2_multiple: int = 8, budget_fr
     of free memory; on a small laptop GPU the input is then smaller than eight L2s, and the
     report says so through the returned size.
     """
-    from grader import device, plan
+    from grader import device
 
     card = device.current()
-    return plan.elements_for_cache(bytes_per_element_set, card.cache_bytes, device.free_bytes(card),
+    return device.elements_for_cache(bytes_per_element_set, card.cache_bytes, device.free_bytes(card),
                                    l2_multiple=l2_multiple, budget_fraction=budget_fraction)
 
 

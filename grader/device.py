@@ -270,3 +270,13 @@ def nvml_driver(index: int = 0) -> str:
     import torch
 
     return f"unknown (CUDA {torch.version.cuda})"
+
+
+def elements_for_cache(bytes_per_element_set: int, cache_bytes: int, free_bytes: int, *, l2_multiple: int = 8,
+                       budget_fraction: float = 0.5) -> int:
+    """How many elements make the data at least ``l2_multiple`` times the cache (`grader.bandwidth.sized_for_hbm`
+    without a GPU): capped so the data fits in ``budget_fraction`` of ``free_bytes``, and never under 2^20.
+    Arithmetic only, here rather than in `grader.plan`, so the learner's process may read it too."""
+    want = l2_multiple * cache_bytes * 3 // bytes_per_element_set
+    cap = int(free_bytes * budget_fraction) // bytes_per_element_set
+    return max(1 << 20, min(want, cap))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from grader.device import GiB, MiB, Device
+from grader.device import GiB, MiB, Device, elements_for_cache  # noqa: F401 (the specs ask plan)
 
 #: The dtypes an exercise may grade, by the names the manifests and the reports use.
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
@@ -111,15 +111,6 @@ def for_exercise(exercise, device: Device, free_bytes: int | None = None) -> Pla
             timed = hook(device, planning_memory(device) if free_bytes is None else free_bytes)
     return Plan(number=exercise.number, device=device, dtypes=graded, skipped=skipped, performance=timed,
                 floor_note=None if timed is None else floor_note(device, timed.data_bytes, cache_bound=timed.cache_bound))
-
-
-def elements_for_cache(bytes_per_element_set: int, cache_bytes: int, free_bytes: int, *, l2_multiple: int = 8,
-                       budget_fraction: float = 0.5) -> int:
-    """How many elements make the data at least ``l2_multiple`` times the cache (`grader.bandwidth.sized_for_hbm`,
-    without a GPU): capped so the data fits in ``budget_fraction`` of ``free_bytes``, and never under 2^20."""
-    want = l2_multiple * cache_bytes * 3 // bytes_per_element_set
-    cap = int(free_bytes * budget_fraction) // bytes_per_element_set
-    return max(1 << 20, min(want, cap))
 
 
 def timed_sets_bytes(set_bytes: int, free_bytes: int) -> int:

@@ -202,6 +202,14 @@ SHARED = {
     "grader.catalogue": "the exercises, read from their manifests",
     "grader.bandwidth": "GPU timing, the measured ceiling and the fraction: the judge's check, the learner "
                    "process's cross-check and `grade bench` all time with it",
+    "grader.device": "the card, read once: the judge's plans, the learner process's memory limit on an emulated "
+                     "card and `grade doctor` read it",
+    "grader.plan": "each exercise's plan for a card: the judge's specs grade what it gives, `grade doctor` and the "
+                   "GPU page show it (the learner's process never loads it: it asks the judge's clock)",
+    "grader.known_cards": "five cards as PyTorch describes them, for the plans' tests and the GPU page; no grading "
+                          "reads it",
+    "grader.prestart": "templates that imported torch once: the grade process forks judges from one, the judge "
+                       "forks the learner's keepers from another",
 }
 
 
