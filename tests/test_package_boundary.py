@@ -331,15 +331,10 @@ def test_a_learner_file_is_imported_by_the_one_loader():
 # --- one mode decision -----------------------------------------------------------------------------
 
 #: The module that decides, once per process, whether kernels run on the GPU or in Triton's interpreter.
-MODE_DECIDER = "grader/learner/mode.py"
+MODE_DECIDER = "grader/device.py"
 #: Modules that still decide it themselves (read TRITON_INTERPRET or ask torch for CUDA), each to ask
 #: the decider instead. The list only shrinks: a module that stops deciding must leave it.
-DECIDES_ITSELF_YET = {
-    "grader/commands/bench_sweep.py": "says why there is no GPU from torch.cuda.is_available()",
-    "grader/judge/plugin.py": "the judge's mode from --interpreter, TRITON_INTERPRET and torch.cuda.is_available()",
-    "grader/learner/interpreter_hooks.py": "reads TRITON_INTERPRET with a parsing of its own",
-    "grader/wire/failures.py": "reads TRITON_INTERPRET to word an interpreter limit",
-}
+DECIDES_ITSELF_YET: dict[str, str] = {}
 
 
 def mode_reads(source: str) -> list[int]:

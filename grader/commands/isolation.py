@@ -34,9 +34,9 @@ import threading
 import time
 from pathlib import Path
 
-from grader import prestart
+from grader import device, prestart
 from grader.commands import source_allowlist
-from grader.learner import mode, sandbox
+from grader.learner import sandbox
 from grader.catalogue import ROOT, Exercise
 from grader.wire.results import CheckRecord, Kind, RunResult, apply_event
 
@@ -137,8 +137,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
         # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
         with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
             proc = _start_judge(command, env=env, log=log.fileno(), events_fd=write_fd,
-                                interpreter=interpreter or os.environ.get("TRITON_INTERPRET") == "1"
-                                or mode.no_nvidia_driver())
+                                interpreter=interpreter or device.interpreter_requested()
+                                or not device.driver_present())
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
         os.close(write_fd)

@@ -285,7 +285,9 @@ def hook_points(what: str = "traffic"):
     runtime_knobs = getattr(getattr(triton, "knobs", None), "runtime", None)
     interpreting = getattr(runtime_knobs, "interpret", _MISSING)
     if interpreting is _MISSING:
-        interpreting = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+        from grader import device
+
+        interpreting = device.interpreter_requested()
     if not interpreting:
         return None, f"{what}: Triton's interpreter is off (set TRITON_INTERPRET=1 before importing triton)"
     return interpreter, None

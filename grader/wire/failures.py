@@ -133,13 +133,13 @@ def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailu
 def _interpreter_limit(root: BaseException) -> str | None:
     """A sentence for an error that comes from Triton's interpreter (or Triton's version), not from
     the learner's reasoning; docs/grading.md lists these differences."""
-    import os
-
     text = str(root)
     if isinstance(root, NotImplementedError) and "Block pointers have been removed" in text:
         return ("Triton 3.9 removed block pointers (`tl.make_block_ptr`, `tl.advance`), on a GPU as in its "
                 "interpreter: address the tile with pointer arithmetic and masks (or `tl.make_tensor_descriptor`)")
-    if os.environ.get("TRITON_INTERPRET") != "1":
+    from grader import device
+
+    if not device.interpreter_requested():
         return None
     if isinstance(root, NotImplementedError) and "not supported in interpreter mode" in text:
         return (f"Triton's interpreter cannot run this ({_first_line(text)}): a limit of the interpreter, not a "
