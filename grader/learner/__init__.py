@@ -5,6 +5,7 @@ The judge starts that process in a sandbox (`grader.learner.sandbox`, a keeper r
 file and calls its functions when the judge asks, under the watch of its launches and torch ops
 (`grader.learner.call_watch`), in Triton's interpreter with the course's fixes
 (`grader.learner.interpreter_fixes`) and byte counts (`grader.learner.traffic`) where there is no GPU.
-It answers with data only, never a verdict. Nothing here imports the judge's side: only the wire
-(`grader.wire`), and `tests/test_package_boundary.py` holds it to that.
+It answers with data only, never a verdict. Nothing here imports the judge's side or the commands':
+only the wire (`grader.wire`) and the modules every process reads (`grader.catalogue`,
+`grader.bandwidth`); `tests/test_package_boundary.py` holds it to that.
 """
