@@ -53,7 +53,6 @@ off, `hook_points` says why and nothing is patched.
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
