@@ -7,5 +7,5 @@ file and calls its functions when the judge asks, under the watch of its launche
 (`grader.learner.interpreter_fixes`) and byte counts (`grader.learner.traffic`) where there is no GPU.
 It answers with data only, never a verdict. Nothing here imports the judge's side or the commands':
 only the wire (`grader.wire`) and the modules every process reads (`grader.catalogue`,
-`grader.bandwidth`); `tests/test_package_boundary.py` holds it to that.
+`grader.bandwidth`, `grader.device`, `grader.prestart`); `tests/test_package_boundary.py` holds it to that.
 """
