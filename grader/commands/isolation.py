@@ -232,7 +232,7 @@ def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_
             fds[learners.fileno] = learners.fileno
             env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
         try:
-            return judges.start("grader.judge:main", arguments, env=env, cwd=os.getcwd(), fds=fds)
+            return judges.start("grader.judge.__main__:main", arguments, env=env, cwd=os.getcwd(), fds=fds)
         except OSError:
             env.pop(sandbox.TEMPLATE_FD_VARIABLE, None)  # the template is gone: this judge starts from scratch
     return subprocess.Popen([sys.executable, "-s", "-m", "grader.judge", *arguments], cwd=os.getcwd(), env=env,
