@@ -57,6 +57,7 @@ TEMPLATE_IMPORTS = {
 _TEMPLATES: dict[str, prestart.Template] = {}  # by role, each started by the first grading that needs it
 _TEMPLATE_HOMES: dict[str, str] = {}  # the folder each runs in (the learner's: its HOME and caches)
 _JUDGES_STARTED = [0]  # by this process: templates serve the second grading and later ones
+_STOPS = [0]  # how many times stop_all ran: a judge whose start overlapped one is ended at once
 #: The environment the judge template imports with (and variables starting with LC_): torch's OpenMP
 #: reads its thread count when torch is imported.
 TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
@@ -64,8 +65,10 @@ TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG"
 
 
 def stop_all() -> None:
-    """End every judge this process started that is still running (Ctrl-C in ``grade batch``)."""
+    """End every judge this process started that is still running (Ctrl-C in ``grade batch``), and any
+    whose start is under way (a template may take seconds to answer while it imports torch)."""
     with _RUNNING_LOCK:
+        _STOPS[0] += 1
         running = list(_RUNNING)
     for proc in running:
         _end(proc, grace=0)
@@ -129,6 +132,7 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     env.setdefault("PYTHONFAULTHANDLER", "1")
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
     judge_log = tmp_root / "judge.txt"
+    stops = _STOPS[0]
     proc = None
     timed_out = False
     try:
@@ -139,6 +143,9 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
                                 or mode.no_nvidia_driver())
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
+            stopped = _STOPS[0] != stops
+        if stopped:  # stop_all ran while this judge was starting: it would have missed it
+            _end(proc, grace=0)
         os.close(write_fd)
         write_fd = -1
         pending = b""
