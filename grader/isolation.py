@@ -222,20 +222,20 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
 def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int, interpreter: bool
                  ) -> subprocess.Popen | prestart.Started:
     """The judge (`grader.judge` with ``arguments``), in a session of its own, its output to ``log``,
-    dying with this process: forked from the judge template, or started from scratch without one. In
-    the interpreter it is also given the learner's template, which its sandbox forks the learner's
-    processes from (`grader.sandbox.start`). A process's first grading starts its processes from scratch:
-    a template's imports cost what they save once, so they only pay in a process that grades again."""
+    dying with this process: in the interpreter, forked from the judge template and given the learner's
+    template, which its sandbox forks the learner's processes from (`grader.sandbox.start`); otherwise
+    started from scratch. A process's first grading starts its processes from scratch: a template's
+    imports cost what they save once, so they only pay in a process that grades again. On a GPU the
+    templates are not used yet: nothing has measured a forked judge's CUDA timing there."""
     with _RUNNING_LOCK:
         _JUDGES_STARTED[0] += 1
         again = _JUDGES_STARTED[0] > 1
-    if again and prestart.enabled():
+    if again and interpreter and prestart.enabled():
         judges = _template("judge", env)
         fds = {1: log, 2: log, events_fd: events_fd}
-        learners = _template("learner", env) if interpreter else None
-        if learners is not None:
-            fds[learners.fileno] = learners.fileno
-            env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
+        learners = _template("learner", env)
+        fds[learners.fileno] = learners.fileno
+        env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
         try:
             return judges.start("grader.judge:main", arguments, env=env, cwd=os.getcwd(), fds=fds)
         except OSError:
