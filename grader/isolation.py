@@ -226,16 +226,19 @@ def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_
     template, which its sandbox forks the learner's processes from (`grader.sandbox.start`); otherwise
     started from scratch. A process's first grading starts its processes from scratch: a template's
     imports cost what they save once, so they only pay in a process that grades again. On a GPU the
-    templates are not used yet: nothing has measured a forked judge's CUDA timing there."""
+    templates are not used yet: nothing has measured a forked judge's CUDA timing there
+    (``GRADE_PRESTART=gpu`` forks the judge there too, for `tools/device/grading_speed.sh`)."""
     with _RUNNING_LOCK:
         _JUDGES_STARTED[0] += 1
         again = _JUDGES_STARTED[0] > 1
-    if again and interpreter and prestart.enabled():
+    forked_on_gpu = os.environ.get("GRADE_PRESTART") == "gpu"  # to measure a forked judge on a GPU
+    if again and (interpreter or forked_on_gpu) and prestart.enabled():
         judges = _template("judge", env)
         fds = {1: log, 2: log, events_fd: events_fd}
-        learners = _template("learner", env)
-        fds[learners.fileno] = learners.fileno
-        env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
+        if interpreter:
+            learners = _template("learner", env)
+            fds[learners.fileno] = learners.fileno
+            env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
         try:
             return judges.start("grader.judge:main", arguments, env=env, cwd=os.getcwd(), fds=fds)
         except OSError:
