@@ -3,9 +3,9 @@
 Starting a Python that imports torch costs about 2 s of CPU on a laptop core, and every grading
 starts two that do: the judge, and the learner's process (docs/measurements/cpu-grading-speed.json).
 A *template* is a process that imports what its role needs (``python -s -m grader.prestart
-MODULE...``), then forks a fresh process for each request. `grader.commands.isolation` starts one for the
-judges and, in the interpreter, one for the learner's processes (which `grader.learner.sandbox` sets up in
-the forked process as in a new one), at a process's second grading, and keeps them for its life:
+MODULE...``), then forks a fresh process for each request. In the interpreter, `grader.commands.isolation`
+starts one for the judges and one for the learner's processes (which `grader.learner.sandbox` sets up in the
+forked process as in a new one) at a process's second grading, and keeps them for its life:
 `grade batch`, `grade watch` and the course's tests pay the imports once.
 
     requester ──socket──▶ template ──fork──▶ keeper ──fork──▶ started process (``entry(argv)``)

@@ -59,6 +59,7 @@ TEMPLATE_IMPORTS = {
 _TEMPLATES: dict[str, prestart.Template] = {}  # by role, each started by the first grading that needs it
 _TEMPLATE_HOMES: dict[str, str] = {}  # the folder each runs in (the learner's: its HOME and caches)
 _JUDGES_STARTED = [0]  # by this process: templates serve the second grading and later ones
+_STOPS = [0]  # how many times stop_all ran: a judge whose start overlapped one is ended at once
 #: The environment the judge template imports with (and variables starting with LC_): torch's OpenMP
 #: reads its thread count when torch is imported.
 TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG", "LD_LIBRARY_PATH", "VIRTUAL_ENV",
@@ -66,8 +67,10 @@ TEMPLATE_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "HOME", "TMPDIR", "LANG"
 
 
 def stop_all() -> None:
-    """End every judge this process started that is still running (Ctrl-C in ``grade batch``)."""
+    """End every judge this process started that is still running (Ctrl-C in ``grade batch``), and any
+    whose start is under way (a template may take seconds to answer while it imports torch)."""
     with _RUNNING_LOCK:
+        _STOPS[0] += 1
         running = list(_RUNNING)
     for proc in running:
         _end(proc, grace=0)
@@ -131,6 +134,7 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     env.setdefault("PYTHONFAULTHANDLER", "1")
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
     judge_log = tmp_root / "judge.txt"
+    stops = _STOPS[0]
     proc = None
     timed_out = False
     try:
@@ -141,6 +145,9 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
                                 or not device.driver_present())
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
+            stopped = _STOPS[0] != stops
+        if stopped:  # stop_all ran while this judge was starting: it would have missed it
+            _end(proc, grace=0)
         os.close(write_fd)
         write_fd = -1
         pending = b""
@@ -217,18 +224,21 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
 def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int, interpreter: bool
                  ) -> subprocess.Popen | prestart.Started:
     """The judge (`grader.judge` with ``arguments``), in a session of its own, its output to ``log``,
-    dying with this process: forked from the judge template, or started from scratch without one. In
-    the interpreter it is also given the learner's template, which its sandbox forks the learner's
-    processes from (`grader.learner.sandbox.start`). A process's first grading starts its processes from scratch:
-    a template's imports cost what they save once, so they only pay in a process that grades again."""
+    dying with this process: in the interpreter, forked from the judge template and given the learner's
+    template, which its sandbox forks the learner's processes from (`grader.learner.sandbox.start`); otherwise
+    started from scratch. A process's first grading starts its processes from scratch: a template's
+    imports cost what they save once, so they only pay in a process that grades again. On a GPU the
+    templates are not used yet: nothing has measured a forked judge's CUDA timing there
+    (``GRADE_PRESTART=gpu`` forks the judge there too, for `tools/device/grading_speed.sh`)."""
     with _RUNNING_LOCK:
         _JUDGES_STARTED[0] += 1
         again = _JUDGES_STARTED[0] > 1
-    if again and prestart.enabled():
+    forked_on_gpu = os.environ.get("GRADE_PRESTART") == "gpu"  # to measure a forked judge on a GPU
+    if again and (interpreter or forked_on_gpu) and prestart.enabled():
         judges = _template("judge", env)
         fds = {1: log, 2: log, events_fd: events_fd}
-        learners = _template("learner", env) if interpreter else None
-        if learners is not None:
+        if interpreter:
+            learners = _template("learner", env)
             fds[learners.fileno] = learners.fileno
             env = {**env, sandbox.TEMPLATE_FD_VARIABLE: str(learners.fileno)}
         try:

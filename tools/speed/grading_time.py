@@ -195,7 +195,9 @@ def meta() -> dict:
         pass
     cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                       if line.startswith("model name")), platform.processor())
-    return {"machine": f"{os.cpu_count()} CPU cores ({cpu_model})", "gpu": gpu, "python": platform.python_version(),
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {"machine": f"{os.cpu_count()} CPU cores ({cpu_model})", "gpu": gpu, "commit": commit.stdout.strip() or None,
+            "python": platform.python_version(),
             "torch": version("torch"), "triton": version("triton"), "date": time.strftime("%Y-%m-%d"),
             "command": "PYTHONPATH=. python -m tools.speed.grading_time " + " ".join(sys.argv[1:])}
 
