@@ -411,7 +411,7 @@ def test_a_wrong_kernel_fails_the_judges_comparison_whatever_the_file_forges(hos
 @pytest.mark.parametrize("hostile", _cases(UNNAMED_OUTSIDE_WATCH, [f for f in UNNAMED_OUTSIDE_WATCH if f.exercise == 1]))
 def test_work_hidden_in_a_triton_callback_is_caught_in_grade_exercise(hostile, tmp_path, processes):
     path = hostile.copy_into(tmp_path / "submission")
-    assert static_check.findings(static_check.read_source(path)) == []  # nothing to name: only running tells
+    assert source_allowlist.findings(source_allowlist.read_source(path)) == []  # nothing to name: only running tells
     run = _grade(hostile, path)
     counted = _counted(run)
     assert run.fatal is None and len(counted) == 1 and not run.passed

@@ -243,7 +243,7 @@ def test_checking_an_unused_allocation_costs_the_judge_no_memory_of_its_size():
     resident memory after the checks, less the peak after the allocation itself was filled."""
     probe = (
         "import resource, torch\n"
-        "from grader import guards\n"
+        "from grader.wire import guards\n"
         "out = guards.guard_output('scratch', (2**27,), (1,), torch.float32, 'cpu')\n"
         "out.buffer[3] = 1.0\n"  # one write before the start: the checks must still find it
         "filled = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

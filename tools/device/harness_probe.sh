@@ -8,7 +8,7 @@ OUT=${OUT:-build/device-probe}; mkdir -p "$OUT"
 RES=$(mktemp -d)  # everything here, one archive to $OUT at the end (the device tool returns 8 files)
 export PYTHONUNBUFFERED=1 GRADE_CACHE_DIR=$(mktemp -d) GRADE_STATE_DIR=$(mktemp -d)
 python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
-python3 -c "import os; from grader import sandbox; print('sandbox level:', sandbox.available_level(), 'euid', os.geteuid())"
+python3 -c "import os; from grader.learner import sandbox; print('sandbox level:', sandbox.available_level(), 'euid', os.geteuid())"
 summary() { python3 - "$1" <<'PY'
 import json, sys
 try:
