@@ -504,11 +504,12 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
 
     Raises BenchUnavailable when the bench cannot run at all (no GPU, no bench for exercise N).
     """
+    from grader import device
     from grader.learner import mode
 
     exercise = exercise_benched(number)
-    if mode.no_nvidia_driver():  # said before anything imports torch
-        raise needs_a_gpu(number, "this machine has no NVIDIA driver")
+    if not device.driver_present():  # said before anything imports torch
+        raise needs_a_gpu(number, "this machine has no GPU driver")
     import torch
 
     from grader import bandwidth

@@ -39,13 +39,3 @@ def prepare_interpreter() -> dict[str, bool]:
     from grader.learner import interpreter_fixes
 
     return interpreter_fixes.apply()
-
-
-def no_nvidia_driver() -> bool:
-    """True when this machine has no NVIDIA driver, so no GPU the grader can use, known without
-    importing torch (about 2 s of CPU): a judge that knows it runs the interpreter starts the
-    learner's process before its own torch import, and `grade bench` says at once that it needs a GPU.
-    False says nothing: `select` asks torch. The files looked for are `grader.device.DRIVER_FILES`."""
-    from grader import device
-
-    return not device.driver_present()

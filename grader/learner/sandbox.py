@@ -678,14 +678,19 @@ def remove_leftovers(uid: int, folders: tuple[str, ...] = SHARED_TEMPORARY) -> l
                 info = os.lstat(path)
                 if info.st_uid != uid:
                     continue
-                if stat.S_ISDIR(info.st_mode):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    os.unlink(path)
+                _remove(path, info)
                 removed.append(path)
             except OSError:
                 continue
     return removed
+
+
+def _remove(path: str, info: os.stat_result) -> None:
+    """A file, link or whole folder, as ``lstat`` saw it (a link is removed, never followed)."""
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.unlink(path)
 
 
 def remove_new_shared_files(before: set[str], judge: int, folder: str = "/dev/shm") -> list[str]:
@@ -702,10 +707,7 @@ def remove_new_shared_files(before: set[str], judge: int, folder: str = "/dev/sh
             continue
         path = os.path.join(folder, name)
         try:
-            if stat.S_ISDIR(os.lstat(path).st_mode):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
+            _remove(path, os.lstat(path))
             removed.append(path)
         except OSError:
             continue
