@@ -122,7 +122,11 @@ def timed_grading(exercise: catalogue.Exercise, path: Path, select: str | None =
     return {"wall_s": round(wall, 2), "cpu_s": round(children + templates, 2),
             "first_result_s": round(first[0] - started, 2) if first else None, "passed": result.passed,
             "checks": len(result.checks), "select": select, "fraction": perf.fraction if perf else None,
-            "failed": sorted({str(c.kind) for c in result.checks if not c.passed and not c.skipped})}
+            "failed": sorted({str(c.kind) for c in result.checks if not c.passed and not c.skipped}),
+            # What a failing grading said first: a row that failed on a GPU is read without a second call.
+            "first_failures": [f"{c.name}: {(c.message or '')[:300]}" for c in result.checks
+                               if not c.passed and not c.skipped][:3],
+            "verdict": perf.verdict if perf else None}
 
 
 def timed_command(args: list[str], module: str = "grader.commands.cli", root: Path = ROOT) -> dict:
