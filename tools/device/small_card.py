@@ -70,6 +70,8 @@ def grade(exercise) -> dict:
             "failed_checks": [c["name"] for c in result.get("checks", [])
                               if not c.get("passed") and not c.get("skipped")],
             "skipped_checks": [c["name"] for c in result.get("checks", []) if c.get("skipped")],
+            "failures": [f"{c['name']}: {(c.get('message') or '')[:400]}" for c in result.get("checks", [])
+                         if not c.get("passed") and not c.get("skipped")][:3],
             "fraction": performance.get("fraction"), "verdict": performance.get("verdict"),
             "input": performance.get("input"), "floor_note": (performance.get("details") or {}).get("floor_note")}
 
