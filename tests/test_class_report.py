@@ -176,6 +176,26 @@ def test_ranks_share_places_within_the_margin_and_survive_noise_below_it():
              for s, delta in zip(first, (-0.009, 0.009, 0.009, 0, 0, 0))]
     assert class_scoring.ranks(again, margin=0.02) == ranks
     assert class_scoring.ranks(first, margin=0.0) == {"a": 1, "b": 2, "c": 3, "d": 4, "e": 4, "f": 6}
+    # A chain closer than the margin step by step: b is within the margin of both a and c, but c is
+    # clearly behind a. Only a counts against c; nothing counts against b.
+    chain = [class_scoring.Standing("a", 100, 0.95), class_scoring.Standing("b", 100, 0.925),
+             class_scoring.Standing("c", 100, 0.90)]
+    assert class_scoring.ranks(chain, margin=0.03) == {"a": 1, "b": 1, "c": 2}
+
+
+def test_the_measured_batches_rank_alike_at_the_default_margin():
+    """The two H200 batches of one class: at the default margin their ranks agree, and at a margin below the
+    files' movement they do not (the record would not show the margin is needed otherwise)."""
+    record = json.loads((catalogue.ROOT / "docs" / "measurements" / "h200-class-rank-noise.json").read_text())
+
+    def batch(index: int, margin: float) -> dict:
+        return class_scoring.ranks([class_scoring.Standing(r["file"], r["scores"][index], r["fractions"][index])
+                                    for r in record["rows"]], margin)
+
+    margin = catalogue.Grading().rank_margin
+    assert batch(0, margin) == batch(1, margin)
+    assert batch(0, 0.0) != batch(1, 0.0)
+    assert max(r["spread"] for r in record["rows"]) < margin
 
 
 # --- the manifest's [grading] table -----------------------------------------------------------------

@@ -100,7 +100,7 @@ def lookup(file: str, key: str, many: bool = False) -> object:
 
 
 def render(value: object, fmt: str) -> str:
-    """The value as a page shows it. `pct`: a fraction as a whole percentage; `pct1`: one decimal;
+    """The value as a page shows it. `pct`: a fraction as a whole percentage; `pct1`: one decimal; `pts`: a difference of fractions in percentage points;
     `ms`, `us`: a time in milliseconds shown in ms or µs; `gbps`, `tbps`, `tflops`: with their unit;
     `x`, `x3`: a ratio with two or three decimals; `int`; `f1`, `f2`: fixed decimals; `raw`: as stored."""
     if fmt == "raw":
@@ -110,6 +110,7 @@ def render(value: object, fmt: str) -> str:
     formats = {
         "pct": lambda v: f"{100 * v:.0f}%",
         "pct1": lambda v: f"{100 * v:.1f}%",
+        "pts": lambda v: f"{100 * v:.1f} points",
         "ms": lambda v: f"{v:.3g} ms" if v < 1 else f"{v:.2f} ms",
         "us": lambda v: f"{1000 * v:.0f} µs" if v >= 0.01 else f"{1000 * v:.1f} µs",
         "gbps": lambda v: f"{v:.0f} GB/s",

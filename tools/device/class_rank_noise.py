@@ -109,10 +109,45 @@ def main() -> None:
     summary = {"largest_spread": max(spreads) if spreads else None,
                "ranks_repeat_exact": len(ranks_exact) > 1 and all(r == ranks_exact[0] for r in ranks_exact),
                "ranks_repeat_with_margin": len(ranks_margin) > 1 and all(r == ranks_margin[0] for r in ranks_margin)}
-    (out / "h200-class-rank-noise.json").write_text(json.dumps({"meta": meta, "summary": summary, "rows": rows},
-                                                               indent=1) + "\n")
-    print(json.dumps(summary), flush=True)
+    record = analyse({"meta": meta, "summary": summary, "rows": rows})
+    (out / "h200-class-rank-noise.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["summary"]), flush=True)
+
+
+def analyse(record: dict) -> dict:
+    """The record with what its fractions say of margins: ``class_range`` (the spread of the whole class in
+    the first batch), ``margin_ranks_repeat_from`` (the smallest margin, in steps of half a point up to ten
+    points, from which every batch ranks the class alike at every larger step too), and each row's ranks
+    at the grader's default margin (``ranks_with_margin``, by `grader.commands.class_scoring.ranks`)."""
+    rows = record["rows"]
+    batches = len(rows[0]["fractions"])
+
+    def ranked(margin: float) -> list[dict]:
+        return [class_scoring.ranks([class_scoring.Standing(r["file"], r["scores"][b], r["fractions"][b])
+                                     for r in rows if r["scores"][b] is not None], margin) for b in range(batches)]
+
+    def alike(margin: float) -> bool:
+        every = ranked(margin)
+        return all(r == every[0] for r in every)
+
+    steps = [i / 200 for i in range(0, 21)]
+    repeat_from = next((m for i, m in enumerate(steps) if all(alike(n) for n in steps[i:])), None)
+    margin = EXERCISE.grading.rank_margin
+    at_default = ranked(margin)
+    for row in rows:
+        row["ranks_with_margin"] = [r.get(row["file"]) for r in at_default]
+    first = [r["fractions"][0] for r in rows if r["fractions"][0] is not None]
+    record["meta"]["default_rank_margin"] = margin
+    record["summary"].update({"class_range": round(max(first) - min(first), 4) if first else None,
+                              "margin_ranks_repeat_from": repeat_from,
+                              "ranks_repeat_with_margin": alike(margin)})
+    return record
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--analyse"]:  # a recorded run read again with the grader's ranks and margin of now
+        path = Path(sys.argv[2])
+        path.write_text(json.dumps(analyse(json.loads(path.read_text())), indent=1) + "\n")
+        print(json.dumps(json.loads(path.read_text())["summary"]))
+    else:
+        main()
