@@ -225,3 +225,24 @@ def test_a_set_counts_its_tensors_and_the_output_slot_beside_them():
     out = torch.empty(250)
     view = torch.empty(2000)[:100]  # a view holds its whole storage on the card
     assert clock.set_bytes([x, y, 3.0], {"z": view}, out) == 4000 + 20 + 8000 + 1000
+
+
+def test_a_check_that_breaks_blames_the_grader_not_the_file():
+    """An exception of the spec itself (here the one a machine without platformdirs raised) is the course's
+    bug: the sentence says so and does not say "your code raised"."""
+    from types import SimpleNamespace
+
+    from grader.judge import plugin
+
+    report = SimpleNamespace(failed=True)
+    call = SimpleNamespace(excinfo=SimpleNamespace(value=ModuleNotFoundError("No module named 'platformdirs'")))
+    item = SimpleNamespace(session=SimpleNamespace(shouldstop=False))
+    hook = plugin.pytest_runtest_makereport(item, call)
+    next(hook)
+    try:
+        hook.send(SimpleNamespace(get_result=lambda: report))
+    except StopIteration:
+        pass
+    assert "your code" not in report.grade_message
+    assert report.grade_message.startswith("the grader's check failed (ModuleNotFoundError: No module named")
+    assert "not your file's" in report.grade_message
