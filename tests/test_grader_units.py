@@ -34,6 +34,17 @@ def test_fraction_verdict(fraction, passed):
     assert ok is passed
     if fraction > bandwidth.MEASUREMENT_ERROR_FRACTION:
         assert "measurement error" in sentence
+    # Within the grading noise of the floor the verdict says so, and keeps its pass or fail.
+    assert ("another grading may" in sentence) is (abs(fraction - 0.8) < bandwidth.GRADING_NOISE)
+
+
+def test_a_verdict_near_its_floor_says_which_way_another_grading_may_go():
+    assert bandwidth.fraction_verdict(0.82, 0.8) == (True, "82% of the ceiling (floor 80%); within 5 points of the "
+                                                     "floor, as far as one grading of the same kernel moved from the "
+                                                     "next on the H200: another grading may fall below it")
+    ok, sentence = bandwidth.fraction_verdict(0.78, 0.8)
+    assert not ok and sentence.endswith("another grading may pass, a faster kernel will")
+    assert bandwidth.fraction_verdict(0.9, 0.8) == (True, "90% of the ceiling (floor 80%)")
 
 
 def test_ceiling_cache_round_trip_is_keyed_by_gpu_and_driver(tmp_path, monkeypatch):
