@@ -1,14 +1,16 @@
 """Grade the same small class of exercise 1 twice on one GPU and record how far its ranks move.
 
-The class is the solution and the natural files (correct kernels written other ways), copied under
-student names; each batch runs `grade batch` with the same seed, one file at a time (nothing else on
+The class is the solution, the natural files (correct kernels written other ways) and three wrong
+variants (`WRONG`: a missing tail mask, offsets without the block, `x` read twice), copied under student
+names; each batch runs `grade batch` with the same seed, one file at a time (nothing else on
 the GPU), the correctness case that every mistake shows in and the performance check, with
-``--report``. The noise is how far each file's fraction of the ceiling moves from one batch to the
+``--report`` and ``--gradescope``. The noise is how far each file's fraction of the ceiling moves from one batch to the
 next: `grader.catalogue.Grading.rank_margin` must stay above it for the ranks to repeat.
 
     PYTHONPATH=. python3 tools/device/class_rank_noise.py     # writes $OUT/h200-class-rank-noise.json
 
-Each batch's summary.json and report.html are kept beside it (``batch-1/``, ``batch-2/``).
+Each batch's summary.json, report.html and Gradescope results.json are kept beside it (``batch-1/``,
+``batch-2/``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ EXERCISE = catalogue.get(1)
 SELECT = "(matches_reference and n1025 and fp32) or performance"
 SEED = 20261203
 BATCHES = 2
-#: Seconds one batch may take: the whole call, the machine's start included, has four minutes of device time.
-BATCH_SECONDS = 75
+#: Seconds one batch may take (eight files of about 12 s each on the H200, one at a time).
+BATCH_SECONDS = 110
+#: Wrong variants in the class: the report's mistakes section and the scores below 100 have something to show.
+WRONG = ("no_tail_mask.py", "offsets_without_block.py", "reads_x_twice.py")
 
 
 def make_class(folder: Path) -> list[str]:
@@ -38,13 +42,15 @@ def make_class(folder: Path) -> list[str]:
     shutil.copy(EXERCISE.solution_path, folder / "solution.py")
     for path in sorted(EXERCISE.natural_dir.glob("*.py")):
         shutil.copy(path, folder / path.name)
+    for name in WRONG:
+        shutil.copy(EXERCISE.wrong_dir / name, folder / f"wrong_{name}")
     return sorted(p.name for p in folder.glob("*.py"))
 
 
 def grade(folder: Path, out: Path, state: Path, cache: Path) -> dict | None:
     command = [sys.executable, "-m", "grader.commands.cli", "batch", str(folder), "--exercise", str(EXERCISE.number),
                "--seed", str(SEED), "--select", SELECT, "--jobs", "1", "--out", str(out),
-               "--report", str(out / "report.html")]
+               "--report", str(out / "report.html"), "--gradescope"]
     started = time.monotonic()
     # One ceiling cache for both batches: the first file measures the card's ceiling, every file is a fraction of it.
     env = dict(os.environ, GRADE_STATE_DIR=str(state), GRADE_CACHE_DIR=str(cache))
