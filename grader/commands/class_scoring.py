@@ -8,7 +8,8 @@ One check is worth ``points × weight / (sum of the present families' weights) /
 
 Ranks order a class by score, then by the leaderboard's fraction: a file's rank is one more than the
 number of files that did clearly better (a higher score, or the same score and a fraction more than the
-exercise's ``rank_margin`` above its own), so files within the margin of each other share a rank (1, 1, 3). Without a GPU there are no fractions: ranks come from the scores alone, which depend on the
+exercise's ``rank_margin`` above its own), so files within the margin of each other share a rank
+(1, 1, 3). Without a GPU there are no fractions: ranks come from the scores alone, which depend on the
 seed and the files only, so a second batch with the same seed ranks the class the same way.
 """
 
