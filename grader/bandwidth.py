@@ -142,8 +142,9 @@ def time_in_turns(kernels: dict[str, Callable[[], object]], *, rounds: int = 2,
 
     For tensor-core-bound kernels the card's power state moves the answer: cuDNN's attention holds
     an H200 at its 700 W cap, its clock falls from 1980 to 1530 MHz, and SDPA's median went from
-    631 TFLOP/s on an idle card to 532-567 once warm, while exercise 7's solution stayed at 454-470
-    (the ``drift`` rows of docs/measurements/h200-ex07-attention-variants.json). Timing one kernel
+    631 TFLOP/s on an idle card to 532-567 once warm, while exercise 7's solution read 454-470 in
+    every round but one, which fell to 416 (the ``drift`` rows of
+    docs/measurements/h200-ex07-attention-variants.json). Timing one kernel
     after the other credits whichever ran on the cooler card; turns give every kernel the same states.
     """
     runs: dict[str, list[float]] = {name: [] for name in kernels}
@@ -259,7 +260,8 @@ def measure_ceiling(*, refresh: bool = False) -> tuple[Ceiling, bool]:
     """The bandwidth ceiling of this GPU and whether it came from the cache.
 
     Measures a device-to-device copy and a 2-read/1-write add on buffers of at least
-    8x the L2 (1 GiB each on the H200), median of many runs, and keeps the better one.
+    16x the L2 each (`sized_for_hbm(12, l2_multiple=16)`: 960 MiB each on the H200's
+    60 MiB), median of many runs, and keeps the better one.
     """
     info = gpu_info()
     if not refresh:

@@ -221,11 +221,11 @@ def reduce_tile(n_cols: int, num_sms: int) -> tuple[int, int]:
 def forward_rows(block: int) -> int:
     """Rows per program of the forward: two for rows of 8192 columns, one otherwise.
 
-    With one row of 8192 per program, each thread of 8 warps has two 16-byte loads of x
-    in flight; two rows on 4 warps give it eight, and half as many programs to schedule.
-    The ``fwd-rows`` rows of docs/measurements/h200-ex09-rmsnorm.json time 1, 2 and 4
-    rows: shorter rows gain nothing from it, and two rows of 16384 float32 values no
-    longer fit in a program's registers."""
+    In bf16, one row of 8192 per program on 8 warps gives each thread four 16-byte loads
+    of x in flight; two rows on 4 warps give it sixteen, and half as many programs to
+    schedule. The ``fwd-rows`` rows of docs/measurements/h200-ex09-rmsnorm.json time 1,
+    2 and 4 rows: other lengths gain under two points from it, and two rows of 16384
+    float32 values no longer fit in a program's registers."""
     return 2 if block == 8192 else 1
 
 

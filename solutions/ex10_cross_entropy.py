@@ -43,8 +43,8 @@ import triton
 import triton.language as tl
 
 #: Bytes of logits one program reads per loop iteration: 8192 fp32 or 16384 bf16
-#: columns, the budget of exercise 5's best block on an H200
-#: (docs/measurements/h200-ex05-online-softmax.json, the rows at N = 2^20). With 16
+#: columns, the byte budget of exercise 5's solution (solutions/ex05_online_softmax.py,
+#: chosen for rows of 2^20 float32 values), not the fastest block here. With 16
 #: warps the kernel needs at most 64 registers a thread on sm_90
 #: (tests/test_ex10_cross_entropy.py compiles it), so two programs fit on an SM. The
 #: block and warp count are swept in docs/measurements/h200-ex10-sweep.json
