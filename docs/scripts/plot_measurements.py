@@ -724,10 +724,11 @@ def plot_roofline(m: Measurements, out: Path, written: dict) -> None:
         right = intensity < 1000  # labels of points near the right edge go to their left
         ax.annotate(label, (intensity, achieved / 1e12), xytext=(6 if right else -6, -10), textcoords="offset points",
                     fontsize=7, ha="left" if right else "right", va="top")
-    # Decode: one query against the K/V cache, 4·S·D FLOP over 2·S·D·2 bytes: about 1 FLOP/byte, so at most
-    # the memory roof there. A model point, drawn hollow on the roof, not a measurement.
+    # Decode: one query against the K/V cache, 4·S·D FLOP over 2·S·D·2 bytes: about 1 FLOP/byte with one
+    # query head per KV head, G with grouped heads (4 at Llama-3-8B's, chapter 9), so at most the memory
+    # roof either way. A model point, drawn hollow on the roof, not a measurement.
     ax.plot([1.0], [bw / 1e12], "o", color="#d62728", mfc="white", ms=7)
-    ax.annotate("attention decode (≈1 FLOP/B):\nat most the roof, not measured here", (1.0, bw / 1e12), xytext=(-8, 6),
+    ax.annotate("attention decode (≈1 FLOP/B,\n4 with grouped heads): at most\nthe roof, not measured here", (1.0, bw / 1e12), xytext=(-8, 6),
                 textcoords="offset points", fontsize=7, ha="right", va="bottom")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

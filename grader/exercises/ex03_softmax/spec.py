@@ -42,8 +42,8 @@ STRIDED = {"interpreter": (5, 781, 1000), "gpu": (257, 1823, 2053)}
 LONGEST_ROWS = {"interpreter": 3, "gpu": 263}
 #: Rows of the stability and masking checks (even rows of the stability check have logits ~1e4).
 SPECIAL = {"interpreter": (6, 781), "gpu": (1030, 1823)}
-#: The performance check's rows: 4096 fp32 columns (the middle of the benchmark's row sweep); rows
-#: enough for 8x the L2.
+#: The performance check's columns: 4096 fp32 (the middle of the benchmark's row sweep); the rows come
+#: from the card's plan (`performance_input`: 12 L2s of input on the H200).
 PERF_COLS = 4096
 
 
