@@ -191,3 +191,19 @@ def test_launch_wrappers_installed_for_the_process_stay_between_watches():
     with call_watch.Watch():
         assert JITFunction.run is not original  # a watch outside the learner's process wraps for itself
     assert JITFunction.run is original
+
+
+def test_a_call_in_the_interpreter_without_counts_or_with_unreadable_ones_fails():
+    """Every call in the interpreter comes back with its counts: a process that drops them, or sends
+    something that is not counts, has had its counter changed. On a GPU nothing is counted."""
+    from types import SimpleNamespace
+
+    from grader.judge.learner_process import CallOutcome
+
+    interpreted = LearnerFunction(SimpleNamespace(mode="interpreter"), "add")
+    with pytest.raises(GradeFailure, match="reported no traffic for a call in the interpreter"):
+        checks._counted(interpreted, CallOutcome(result=None, traffic=None), [])
+    with pytest.raises(GradeFailure, match="cannot be read"):
+        checks._counted(interpreted, CallOutcome(result=None, traffic={"tensors": {"x": {"loaded": "many"}}}), [])
+    on_gpu = LearnerFunction(SimpleNamespace(mode="gpu"), "add")
+    assert checks._counted(on_gpu, CallOutcome(result=None, traffic=None), []) is None

@@ -18,8 +18,8 @@ process that decides verdicts and never imports learner code. Its tests make inp
    (`grader.judge.traffic_rules`: nothing outside every tensor, no input read more often than allowed).
 
 `expect_traffic` holds the bytes the kernels moved (counted in Triton's interpreter, in every call)
-to the lesson and states its limits for every other call of the run; `measure_bandwidth` is the GPU-only performance check, timed by the judge's clock
-(`grader.judge.clock`).
+to the lesson and states its limits for every other call of the run; `measure_bandwidth` is the
+GPU-only performance check, timed by the judge's clock (`grader.judge.clock`).
 
 An input the function is meant to overwrite (exercise 10 writes the gradient into ``logits``) is
 named in ``run_case(..., inplace={"logits": expected})``: every element of its view must then be
@@ -217,7 +217,8 @@ def _on_device(value: Any, device: torch.device) -> Any:
 
 
 def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
-                   first: Any, originals: dict[str, torch.Tensor] | None = None) -> tuple[str, str] | None:
+                   first: Any, originals: dict[str, torch.Tensor] | None = None,
+                   names: dict[str, str] | None = None) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
     rows, past its end, before its start): if the answer moves, the kernel reads there.
 
@@ -251,7 +252,7 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                         w.view.copy_(originals[name])
                     guards.refill_input_guard(g, 0.5, where)
                     try:
-                        again = _call(fn, args, kwargs).result
+                        again = _call(fn, args, kwargs, names=names).result
                     except GradeFailure:
                         return None
                     if moved(again):
@@ -354,7 +355,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             if failure.kind == Kind.COVERAGE and returned is not None else None
         if overlap:
             raise GradeFailure(overlap, kind=Kind.COVERAGE) from None
-        culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals)
+        culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals, names)
                    if _result_tensors(result) else None)
         if culprit:
             name, region = culprit
@@ -369,15 +370,19 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
     return CaseReport(result, outcome.launches, named)
 
 
-def _counted(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor]):
+def _counted(fn: LearnerFunction, outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor]):
     """The call's traffic as the learner's process counted it, cross-checked against what the judge
     handed over and the launches the watch recorded (`grader.judge.traffic_rules.cross_check`); None
-    where nothing was counted (a GPU)."""
+    on a GPU, where nothing is counted."""
     from grader.judge import traffic_rules
     from grader.learner import traffic
 
     if not outcome.traffic:
-        return None
+        if mode_of(fn) != "interpreter":
+            return None
+        # Every call in the interpreter comes back with its counts (or with why there are none).
+        raise GradeFailure("your process reported no traffic for a call in the interpreter: the byte counter in "
+                           "your process was changed")
     try:
         counted = traffic.TrafficSummary.from_dict(outcome.traffic)
     except (TypeError, ValueError, AttributeError):
@@ -399,7 +404,7 @@ def _hold_traffic(fn: Callable, outcome: CallOutcome, guarded_inputs: list[guard
 
     if not isinstance(fn, LearnerFunction):
         return
-    counted = _counted(outcome, guarded_inputs)
+    counted = _counted(fn, outcome, guarded_inputs)
     if counted is None:
         return
     case = traffic_rules.describe_case({g.name: tuple(g.view.shape) for g in guarded_inputs})
@@ -504,7 +509,10 @@ def peak_memory(fn: Callable, inputs: dict[str, Any], *, kwargs: dict | None = N
         outcome = fn.process.call(fn.__name__, args, extra, memory=True)
         return MemoryReport(int((outcome.memory or {}).get("peak_bytes", 0)), "cuda allocator peak", [],
                             outcome.result)
-    outcome = _call(fn, args, extra)
+    # Named as every other call names its inputs: the request looks like a correctness call's.
+    names = {str(index): name for index, (name, value) in enumerate(inputs.items()) if isinstance(value, torch.Tensor)}
+    names |= {name: name for name, value in extra.items() if isinstance(value, torch.Tensor)}
+    outcome = _call(fn, args, extra, names=names)
     allocations = [(tuple(g.view.shape), dtype_name(g.view.dtype), g.view.numel() * g.view.element_size())
                    for g in outcome.outputs]
     return MemoryReport(sum(size for _, _, size in allocations), "sum of allocations", allocations, outcome.result)
@@ -535,8 +543,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     if isinstance(fn, LearnerFunction):
         # A call like every other: the learner's process counts the bytes of each one.
         outcome = _call(fn, args, kwargs, names=names)
-        counted = _counted(outcome, guarded_inputs) or traffic.TrafficSummary.from_dict(
-            {"available": False, "reason": "traffic: no bytes were counted"})
+        counted = _counted(fn, outcome, guarded_inputs)
     else:
         available, reason = traffic.traffic_available()
         if not available:
