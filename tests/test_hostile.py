@@ -9,6 +9,9 @@ run starts carries a token and is gone (or killed, and the test fails) afterward
 * `grade exercise` (lenient): every file whose kernel is wrong underneath fails the judge's own
   comparison on one check, whatever it patches, forges or reads, and leaves its file and the
   course byte-identical; the four files that give a static check nothing to name are caught too;
+* `grade exercise`, phase attacks: a file that behaves only in the call it takes for the traffic
+  check gets the sentence it declares (every call is made the same way, and the traffic check's
+  rules hold on every correctness call);
 * a class batch of every batch attack and two honest classmates: the batch completes, the honest
   files keep the verdict they get alone, no file changes and no process survives;
 * the robustness files are graded right within their wall clocks.
@@ -44,6 +47,8 @@ EXERCISE_FILES = [f for f in CORPUS if f.folder.startswith("ex")]
 STATIC_REJECTED = [f for f in EXERCISE_FILES if f.static_flags]
 WRONG_UNDERNEATH = [f for f in EXERCISE_FILES if f.wrong_underneath]
 UNNAMED_OUTSIDE_WATCH = [f for f in EXERCISE_FILES if f.kind == "outside_watch" and not f.static_flags]
+#: Files that behave only in the calls they believe are checked (the traffic check's call).
+PHASE_FILES = [f for f in EXERCISE_FILES if f.kind == "phase"]
 BATCH_FILES = [f for f in CORPUS if f.folder == "batch"]
 ROBUSTNESS_FILES = [f for f in CORPUS if f.folder == "robustness"]
 SANDBOX_FILES = [f for f in CORPUS if f.folder == "sandbox"]
@@ -67,6 +72,8 @@ FLAG_FINDINGS = {
     "os._exit": ("`os._exit`",),
     "__builtins__": ("`__builtins__`",),
     "getattr with a computed name": ("`getattr()` with a computed",),
+    "sys.modules": ("imports `sys`", "`.modules`"),
+    "triton.runtime": ("`triton.runtime",),
     # The subclass is made with torch.Tensor._make_subclass, which the check names as private torch.
     "__torch_dispatch__": ("`__torch_dispatch__`", "`_make_subclass`"),
 }
@@ -180,20 +187,22 @@ def _said(run) -> list[str]:
 
 def test_every_hostile_file_declares_what_it_is_owed_and_is_tested():
     groups = {"static": STATIC_REJECTED, "wrong": WRONG_UNDERNEATH, "unnamed": UNNAMED_OUTSIDE_WATCH,
-              "batch": BATCH_FILES, "robustness": ROBUSTNESS_FILES, "sandbox": SANDBOX_FILES}
+              "phase": PHASE_FILES, "batch": BATCH_FILES, "robustness": ROBUSTNESS_FILES, "sandbox": SANDBOX_FILES}
     assert all(groups.values()), {k: len(v) for k, v in groups.items()}
     for hostile in CORPUS:
         missing = [k for k in ("ATTACK", "KIND", "WRONG_UNDERNEATH", "STATIC_FLAGS", "REJECTED_BY")
                    if k not in hostile.meta]
         assert not missing, f"{hostile.id} does not declare {missing}"
-        assert hostile.kind in ("patch", "forge", "reference", "outside_watch", "batch", "robustness", "sandbox"), \
-            hostile.id
+        assert hostile.kind in ("patch", "forge", "reference", "outside_watch", "phase", "batch", "robustness",
+                                "sandbox"), hostile.id
         assert any(hostile in files for files in groups.values()), f"no test asserts anything about {hostile.id}"
     for hostile in STATIC_REJECTED:
         unknown = [flag for flag in hostile.static_flags if flag not in FLAG_FINDINGS]
         assert not unknown, f"{hostile.id}: say in FLAG_FINDINGS what the static check names for {unknown}"
     for hostile in UNNAMED_OUTSIDE_WATCH:
         assert hostile.path.stem in UNNAMED_CAUGHT_BY, f"say in UNNAMED_CAUGHT_BY what catches {hostile.id}"
+    for hostile in PHASE_FILES:
+        assert hostile.meta.get("EXPECTED") and hostile.meta.get("SELECT"), f"{hostile.id}: say what it gets and where"
     for hostile in BATCH_FILES:
         assert list(hostile.meta["CLASS"].values()).count(None) == 1, hostile.id
         for source in filter(None, hostile.meta["CLASS"].values()):  # every classmate is in the test's class
@@ -419,6 +428,23 @@ def test_work_hidden_in_a_triton_callback_is_caught_in_grade_exercise(hostile, t
     assert check.kind in (Kind.WRONG, Kind.COVERAGE), (check.kind, check.message)
     assert UNNAMED_CAUGHT_BY[hostile.path.stem] in check.message, check.message
     assert run.notices == []
+    assert processes.survivors() == []
+
+
+# --- files that behave only in the calls they believe are checked --------------------------------------
+
+@pytest.mark.parametrize("hostile", PHASE_FILES, ids=_ids(PHASE_FILES))
+def test_a_file_that_behaves_only_when_it_believes_it_is_checked_is_caught(hostile, tmp_path, processes):
+    """In the interpreter every call is made the same way and the traffic check's rules hold on every
+    correctness call: a file that reads `x` once, or masks its loads, only in the call it takes for the
+    traffic check gets the sentence it declares, on the checks it declares."""
+    path = hostile.copy_into(tmp_path / "submission")
+    before = digest(path)
+    run = _grade(hostile, path, select=hostile.meta["SELECT"])
+    said = _said(run)
+    assert run.fatal is None and not run.passed, said
+    assert any(hostile.meta["EXPECTED"] in message for message in said), said
+    assert digest(path) == before
     assert processes.survivors() == []
 
 

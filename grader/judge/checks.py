@@ -13,11 +13,13 @@ process that decides verdicts and never imports learner code. Its tests make inp
 4. checks that a Triton kernel was launched, that torch did not compute or fill anything,
    that nothing was written outside the output or into an input (the judge reads the guards),
 5. compares with the reference (`grader.judge.compare`), and, when that fails, reruns with different
-   guard contents to tell whether the kernel reads outside its inputs.
+   guard contents to tell whether the kernel reads outside its inputs,
+6. in the interpreter, holds the bytes the call moved to the traffic checks' rules
+   (`grader.judge.traffic_rules`: nothing outside every tensor, no input read more often than allowed).
 
-`expect_traffic` holds the bytes the kernels moved (counted in Triton's interpreter) to the
-lesson; `measure_bandwidth` is the GPU-only performance check, timed by the judge's clock
-(`grader.judge.clock`).
+`expect_traffic` holds the bytes the kernels moved (counted in Triton's interpreter, in every call)
+to the lesson and states its limits for every other call of the run; `measure_bandwidth` is the
+GPU-only performance check, timed by the judge's clock (`grader.judge.clock`).
 
 An input the function is meant to overwrite (exercise 10 writes the gradient into ``logits``) is
 named in ``run_case(..., inplace={"logits": expected})``: every element of its view must then be
@@ -95,10 +97,10 @@ def mode_of(fn: Any) -> str:
 
 
 def _call(fn: Callable, args: list, kwargs: dict, *, names: dict[str, str] | None = None,
-          traffic: bool = False, on_allocate=None) -> CallOutcome:
+          on_allocate=None) -> CallOutcome:
     """Call ``fn`` watched: in the learner's process for a `LearnerFunction`, here otherwise."""
     if isinstance(fn, LearnerFunction):
-        outcome = fn.process.call(fn.__name__, args, kwargs, names=names, traffic=traffic)
+        outcome = fn.process.call(fn.__name__, args, kwargs, names=names)
         fn.last = outcome
         return outcome
     watch = Watch(on_allocate=on_allocate)
@@ -215,7 +217,8 @@ def _on_device(value: Any, device: torch.device) -> Any:
 
 
 def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[guards.GuardedTensor],
-                   first: Any, originals: dict[str, torch.Tensor] | None = None) -> tuple[str, str] | None:
+                   first: Any, originals: dict[str, torch.Tensor] | None = None,
+                   names: dict[str, str] | None = None) -> tuple[str, str] | None:
     """Rerun with finite values in one region around one input at a time (the gaps between its
     rows, past its end, before its start): if the answer moves, the kernel reads there.
 
@@ -249,7 +252,7 @@ def _reads_outside(fn: Callable, args: list, kwargs: dict, guarded_inputs: list[
                         w.view.copy_(originals[name])
                     guards.refill_input_guard(g, 0.5, where)
                     try:
-                        again = _call(fn, args, kwargs).result
+                        again = _call(fn, args, kwargs, names=names).result
                     except GradeFailure:
                         return None
                     if moved(again):
@@ -319,9 +322,9 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
     unknown = set(inplace) - set(inputs) - set(kwargs or {})
     if unknown:
         raise ValueError(f"inplace names tensors that are not inputs: {sorted(unknown)}")
-    args, kwargs, guarded_inputs, _ = guard_all(fn, inputs, kwargs)
+    args, kwargs, guarded_inputs, names = guard_all(fn, inputs, kwargs)
     originals = {g.name: g.view.clone() for g in guarded_inputs if g.name in inplace}
-    outcome = _call(fn, args, kwargs)
+    outcome = _call(fn, args, kwargs, names=names)
     result = outcome.result
     returned = check_outcome(outcome, guarded_inputs, out_name=out_name, allow_fill=allow_fill,
                              max_launches=max_launches, inplace=tuple(inplace))
@@ -352,7 +355,7 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
             if failure.kind == Kind.COVERAGE and returned is not None else None
         if overlap:
             raise GradeFailure(overlap, kind=Kind.COVERAGE) from None
-        culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals)
+        culprit = (_reads_outside(fn, args, kwargs, guarded_inputs, result, originals, names)
                    if _result_tensors(result) else None)
         if culprit:
             name, region = culprit
@@ -362,8 +365,50 @@ def run_case(fn: Callable, inputs: dict[str, Any], expected: torch.Tensor | Call
                 kind=Kind.MASKING
             ) from None
         raise failure from None
+    _hold_traffic(fn, outcome, guarded_inputs)
     named = {g.name: g.view for g in guarded_inputs}
     return CaseReport(result, outcome.launches, named)
+
+
+def _counted(fn: LearnerFunction, outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor]):
+    """The call's traffic as the learner's process counted it, cross-checked against what the judge
+    handed over and the launches the watch recorded (`grader.judge.traffic_rules.cross_check`); None
+    on a GPU, where nothing is counted."""
+    from grader.judge import traffic_rules
+    from grader.learner import traffic
+
+    if not outcome.traffic:
+        if mode_of(fn) != "interpreter":
+            return None
+        # Every call in the interpreter comes back with its counts (or with why there are none).
+        raise GradeFailure("your process reported no traffic for a call in the interpreter: the byte counter in "
+                           "your process was changed")
+    try:
+        counted = traffic.TrafficSummary.from_dict(outcome.traffic)
+    except (TypeError, ValueError, AttributeError):
+        raise GradeFailure("the traffic your process reported cannot be read: the byte counter in your process "
+                           "was changed") from None
+    if counted.available:
+        sizes = {g.name: g.view.numel() * g.view.element_size() for g in guarded_inputs}
+        failure = traffic_rules.cross_check(counted, sizes, len(outcome.launches))
+        if failure is not None:
+            raise failure
+    return counted
+
+
+def _hold_traffic(fn: Callable, outcome: CallOutcome, guarded_inputs: list[guards.GuardedTensor]) -> None:
+    """Every correctness call in the interpreter is held to the traffic checks' rules
+    (`grader.judge.traffic_rules`): no byte outside every tensor, no input read more often than a
+    traffic check of the same function allows."""
+    from grader.judge import traffic_rules
+
+    if not isinstance(fn, LearnerFunction):
+        return
+    counted = _counted(fn, outcome, guarded_inputs)
+    if counted is None:
+        return
+    case = traffic_rules.describe_case({g.name: tuple(g.view.shape) for g in guarded_inputs})
+    traffic_rules.hold(fn.process.traffic_log, fn.__name__, case, counted)
 
 
 def _overlapping_programs(outcome: CallOutcome, result: Any, name: str) -> str | None:
@@ -464,7 +509,10 @@ def peak_memory(fn: Callable, inputs: dict[str, Any], *, kwargs: dict | None = N
         outcome = fn.process.call(fn.__name__, args, extra, memory=True)
         return MemoryReport(int((outcome.memory or {}).get("peak_bytes", 0)), "cuda allocator peak", [],
                             outcome.result)
-    outcome = _call(fn, args, extra)
+    # Named as every other call names its inputs: the request looks like a correctness call's.
+    names = {str(index): name for index, (name, value) in enumerate(inputs.items()) if isinstance(value, torch.Tensor)}
+    names |= {name: name for name, value in extra.items() if isinstance(value, torch.Tensor)}
+    outcome = _call(fn, args, extra, names=names)
     allocations = [(tuple(g.view.shape), dtype_name(g.view.dtype), g.view.numel() * g.view.element_size())
                    for g in outcome.outputs]
     return MemoryReport(sum(size for _, _, size in allocations), "sum of allocations", allocations, outcome.result)
@@ -493,9 +541,9 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         pytest.skip("traffic: counted in Triton's interpreter only (add --traffic to `grade exercise` on a GPU)")
     args, kwargs, guarded_inputs, names = guard_all(fn, inputs, kwargs)
     if isinstance(fn, LearnerFunction):
-        outcome = _call(fn, args, kwargs, names=names, traffic=True)
-        counted = traffic.TrafficSummary.from_dict(outcome.traffic or {"available": False,
-                                                                     "reason": "no traffic was counted"})
+        # A call like every other: the learner's process counts the bytes of each one.
+        outcome = _call(fn, args, kwargs, names=names)
+        counted = _counted(fn, outcome, guarded_inputs)
     else:
         available, reason = traffic.traffic_available()
         if not available:
@@ -559,6 +607,11 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
             f"your kernel moved more bytes than the minimum allows (at most {max_ratio:.2f}x)"
             f"{': ' + lesson if lesson else ''}. Counted: {sentence}"
         )
+    if isinstance(fn, LearnerFunction):
+        # The same limits on every other correctness call of the run, made before this one and after it.
+        from grader.judge import traffic_rules
+
+        traffic_rules.state(fn.process.traffic_log, fn.__name__, max_passes or {}, lesson, counted)
     return record
 
 

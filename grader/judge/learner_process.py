@@ -161,6 +161,17 @@ class LearnerProcess:
         self._buffers: list[list] = []  # [start, end, buffer, device] of every buffer in the in arena
         #: The course's twin process for the judge's clock (`grader.learner.clock_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
+        self._traffic_log = None
+
+    @property
+    def traffic_log(self):
+        """The bytes every correctness call of the run moved, and the rules the traffic checks stated
+        (`grader.judge.traffic_rules.TrafficLog`, made on first use: the interpreter's checks only)."""
+        if self._traffic_log is None:
+            from grader.judge.traffic_rules import TrafficLog
+
+            self._traffic_log = TrafficLog()
+        return self._traffic_log
 
     # --- lifetime ---------------------------------------------------------------------------------
 
@@ -468,13 +479,15 @@ class LearnerProcess:
         return outputs
 
     def call(self, function: str, args: tuple | list, kwargs: dict, *, names: dict[str, str] | None = None,
-             traffic: bool = False, memory: bool = False, intercept: bool = True) -> CallOutcome:
-        """Call ``function`` in the learner's process on these arguments; the outcome as data."""
+             memory: bool = False, intercept: bool = True) -> CallOutcome:
+        """Call ``function`` in the learner's process on these arguments; the outcome as data. In the
+        interpreter every call is made the same way there (`grader.learner.runner`): watched, and its
+        bytes counted, so the request says nothing of what the answer is for."""
         from grader.learner.call_watch import Launch
 
         self.ready()
         message = {"op": "call", "function": function, "args": self.encode(list(args)),
-                   "kwargs": self.encode(dict(kwargs)), "names": names or {}, "traffic": traffic,
+                   "kwargs": self.encode(dict(kwargs)), "names": names or {},
                    # measuring memory: the learner's own allocations, without the grader's guards around them
                    "memory": memory, "intercept": intercept and not memory}
         reply = self.request(message)
@@ -531,10 +544,9 @@ class LearnerFunction:
         self.__name__ = name
         self.last: CallOutcome | None = None
 
-    def call(self, *args, names: dict[str, str] | None = None, traffic: bool = False, memory: bool = False,
+    def call(self, *args, names: dict[str, str] | None = None, memory: bool = False,
              intercept: bool = True, **kwargs) -> CallOutcome:
-        self.last = self.process.call(self.__name__, args, kwargs, names=names, traffic=traffic, memory=memory,
-                                      intercept=intercept)
+        self.last = self.process.call(self.__name__, args, kwargs, names=names, memory=memory, intercept=intercept)
         return self.last
 
     def __call__(self, *args, **kwargs):

@@ -16,11 +16,18 @@ Three things happen while a `Watch` is active:
 
 Torch ops that Triton itself runs during a launch (the interpreter copies tensors to the host)
 are not the learner's and are neither recorded nor intercepted.
+
+The launch wrappers are installed when a watch starts and removed when it ends, except in the
+learner's process in the interpreter: there they are installed once, before the learner's file is
+imported (`install_for_process`), and stay, so every call of the learner's function finds the same
+wrappers whatever the judge does with its answer (between calls they pass launches through). On a
+GPU they still come and go with each watch: the judge's timed calls run with none.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -143,6 +150,7 @@ def _storage(tensor: Any) -> int | None:
 class _State:
     depth = 0  # > 0 while Triton is launching: its own torch ops are not the learner's
     active: "Watch | None" = None
+    permanent = False  # the launch wrappers stay installed between watches (`install_for_process`)
 
 
 def _launch_targets():
@@ -366,7 +374,6 @@ class Watch:
         #: allocations live (the learner's process puts them in memory the judge can read).
         self.make_output = make_output or guards.guard_output
         self.result = WatchResult()
-        self._originals: list[tuple[type, Any]] = []
         self._mode: _Recorder | None = None
         self._counter = 0
 
@@ -389,48 +396,11 @@ class Watch:
         if self.on_allocate is not None:
             self.on_allocate("out" if self._counter == 1 else f"allocation #{self._counter}", tensor)
 
-    def _wrap(self, owner: type) -> None:
-        original = owner.__dict__["run"]
-        watch = self
-        owner_is_jit = owner.__name__ in ("JITFunction", "InterpretedFunction")
-
-        def run(obj, *args, grid, warmup, **kwargs):
-            if callable(grid) and not warmup and owner_is_jit:
-                # Evaluate the grid here, where the learner's torch ops are watched: Triton calls a
-                # grid function during the launch, where its own ops are (rightly) not recorded, so
-                # work hidden in a grid lambda would otherwise go unseen.
-                depth, _State.depth = _State.depth, 0
-                try:
-                    grid = _evaluate_grid(obj, grid, args, kwargs)
-                finally:
-                    _State.depth = depth
-            if warmup or _State.depth > 0:
-                _State.depth += 1
-                try:
-                    return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
-                finally:
-                    _State.depth -= 1
-            launch = Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
-            watch.result.launches.append(launch)
-            _State.depth += 1
-            restore = _learner_callbacks(obj)
-            try:
-                value = original(obj, *args, grid=grid, warmup=warmup, **kwargs)
-            finally:
-                restore()
-                _State.depth -= 1
-            launch.compiled = compiled_resources(value)
-            return value
-
-        self._originals.append((owner, original))
-        setattr(owner, "run", run)
-
     def __enter__(self) -> "Watch":
         if _State.active is not None:
             raise RuntimeError("a Watch is already active")
+        _install_launch_wrappers()
         _State.active = self
-        for owner in _launch_targets():
-            self._wrap(owner)
         self._mode = _Recorder(self)
         self._mode.__enter__()
         return self
@@ -440,11 +410,75 @@ class Watch:
             if self._mode is not None:
                 self._mode.__exit__(*exc)
         finally:
-            for owner, original in reversed(self._originals):
-                setattr(owner, "run", original)
-            self._originals.clear()
             _State.active = None
             _State.depth = 0
+            if not _State.permanent:
+                _uninstall_launch_wrappers()
+
+
+#: (owner class, its own ``run``) of every launch front end wrapped now.
+_WRAPPED: list[tuple[type, Any]] = []
+
+
+def _launch_wrapper(owner: type, original):
+    owner_is_jit = owner.__name__ in ("JITFunction", "InterpretedFunction")
+
+    @functools.wraps(original)
+    def run(obj, *args, grid, warmup, **kwargs):
+        watch = _State.active
+        if watch is None:  # no call of the learner's function is watched now (a launch at import)
+            return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+        if callable(grid) and not warmup and owner_is_jit:
+            # Evaluate the grid here, where the learner's torch ops are watched: Triton calls a
+            # grid function during the launch, where its own ops are (rightly) not recorded, so
+            # work hidden in a grid lambda would otherwise go unseen.
+            depth, _State.depth = _State.depth, 0
+            try:
+                grid = _evaluate_grid(obj, grid, args, kwargs)
+            finally:
+                _State.depth = depth
+        if warmup or _State.depth > 0:
+            _State.depth += 1
+            try:
+                return original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                _State.depth -= 1
+        launch = Launch(_kernel_name(obj), _resolve_grid(obj, grid, args, kwargs), _bound_arguments(obj, args, kwargs))
+        watch.result.launches.append(launch)
+        _State.depth += 1
+        restore = _learner_callbacks(obj)
+        try:
+            value = original(obj, *args, grid=grid, warmup=warmup, **kwargs)
+        finally:
+            restore()
+            _State.depth -= 1
+        launch.compiled = compiled_resources(value)
+        return value
+
+    return run
+
+
+def _install_launch_wrappers() -> None:
+    if _WRAPPED:
+        return
+    for owner in _launch_targets():
+        original = owner.__dict__["run"]
+        _WRAPPED.append((owner, original))
+        setattr(owner, "run", _launch_wrapper(owner, original))
+
+
+def _uninstall_launch_wrappers() -> None:
+    while _WRAPPED:
+        owner, original = _WRAPPED.pop()
+        setattr(owner, "run", original)
+
+
+def install_for_process() -> None:
+    """Wrap Triton's launch front ends for the rest of this process (the learner's process calls it
+    in the interpreter, before importing the learner's file): every call then finds the same
+    wrappers in place, so their presence tells no call from another."""
+    _install_launch_wrappers()
+    _State.permanent = True
 
 
 def count_launches(fn, *args, **kwargs) -> tuple[Any, list[Launch]]:

@@ -14,8 +14,11 @@ itself.
 Requests (`grader.wire.protocol`):
 
 * ``call``: call one of the learner's functions on arguments in the ``in`` arena, watched
-  (`grader.learner.call_watch.Watch`), optionally counting the bytes its kernels move (`grader.learner.traffic`) or
-  the GPU memory it allocates; tensors marked ``cuda`` are copied to the GPU first and back after.
+  (`grader.learner.call_watch.Watch`); in the interpreter every call has the bytes its kernels move
+  counted (`grader.learner.traffic.EveryCall`), on a GPU a call may measure the memory it
+  allocates; tensors marked ``cuda`` are copied to the GPU first and back after. In the
+  interpreter nothing in a request or in this process's state says what the judge will do with
+  the answer: a correctness call and the traffic check's call are made the same way.
 * ``reset``: start filling the ``out`` arena from the beginning (a new check).
 * ``timing_setup`` / ``timing_go`` / ``timing_dobench``: the GPU timing the judge's clock
   decides by (`grader.judge.clock`).
@@ -64,6 +67,8 @@ class Runner:
         self.gpu = args.mode == "gpu"
         self.module = None
         self.timing: dict | None = None
+        #: Interpreter: the traffic counter whose hooks stay installed for the whole process (`main`).
+        self.counting = None
 
     # --- the learner's module ------------------------------------------------------------------
 
@@ -189,7 +194,6 @@ class Runner:
         return guarded
 
     def call(self, request: dict) -> dict:
-        from grader.learner import traffic
         from grader.wire.failures import describe_exception
         from grader.learner.call_watch import Watch
 
@@ -207,21 +211,18 @@ class Runner:
         except ValueError as exc:
             return {"ok": False, "kind": Kind.WRONG, "message": f"the grader could not hand over the inputs: {exc}"}
         names = request.get("names") or {}
-        counting = bool(request.get("traffic"))
         memory = bool(request.get("memory")) and self.gpu
         watch = Watch(intercept_allocations=bool(request.get("intercept", True)), make_output=self._make_output)
-        counter_context = traffic.count_traffic() if counting else None
-        counter = None
+        counter = self.counting.begin() if self.counting is not None else None
         reply: dict = {"ok": True}
         try:
-            if counter_context is not None:
-                counter = counter_context.__enter__()
+            if counter is not None:
                 for index, value in enumerate(args):
-                    if isinstance(value, torch.Tensor) and str(index) in names:
-                        counter.watch(names[str(index)], value)
+                    if isinstance(value, torch.Tensor):
+                        counter.watch(str(names.get(str(index)) or f"argument {index}"), value)
                 for key, value in kwargs.items():
-                    if isinstance(value, torch.Tensor) and key in names:
-                        counter.watch(names[key], value)
+                    if isinstance(value, torch.Tensor):
+                        counter.watch(str(names.get(key) or key), value)
                 watch.on_allocate = counter.watch
             if memory:
                 torch.cuda.synchronize()
@@ -239,8 +240,8 @@ class Runner:
             if memory and reply["ok"]:
                 reply["memory"] = {"peak_bytes": int(torch.cuda.max_memory_allocated() - before)}
         finally:
-            if counter_context is not None:
-                counter_context.__exit__(None, None, None)
+            if counter is not None:
+                self.counting.end()
         if not reply["ok"] and reply["kind"] == Kind.FATAL:
             return reply
         try:
@@ -264,7 +265,7 @@ class Runner:
             "allocations": self._allocations,
         }
         if counter is not None:
-            reply["traffic"] = counter.as_dict()
+            reply["traffic"] = self.counting.report(counter)
         if reply["ok"]:
             reply["result"] = self._encode(result)
         return reply
@@ -416,6 +417,14 @@ def main(argv: list[str] | None = None) -> int:
 
         hold_to_memory_limit()  # an emulated smaller card (GRADE_DEVICE_MEMORY_GIB) holds this process too
     runner = Runner(args)
+    if args.mode == "interpreter":
+        # The watch's launch wrappers and the traffic counter's hooks are installed now, once, before
+        # the learner's file is imported: every call then finds the same ones, whatever the judge does
+        # with it. (On a GPU the wrappers come and go with each watched call: the timed calls run bare.)
+        from grader.learner import call_watch, traffic
+
+        call_watch.install_for_process()
+        runner.counting = traffic.EveryCall()
     hello = runner.import_learner()
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
                  fixes=fixes, seconds=round(time.monotonic() - started, 3))

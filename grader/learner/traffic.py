@@ -19,7 +19,8 @@ there, with its final byte addresses and lane masks), one hook per launch, the l
 and the host copies of its arguments.  If this Triton cannot be hooked, or the interpreter is
 off, the counter reports ``available = False`` with a reason.  Hooks exist only while at least
 one ``count_traffic()`` block (or another listener) is open and are removed on exit, also when
-the block raises.
+the block raises; in the learner's process one listener (`EveryCall`) is open from before the
+learner's file is imported to the end, so every call there is counted with the same hooks.
 
 What is counted, and what is not
 --------------------------------
@@ -54,7 +55,7 @@ import numpy as np
 from grader.learner import interpreter_hooks as hooks
 from grader.learner.interpreter_hooks import RangeTable, storage_base, tensor_range
 
-__all__ = ["OUTSIDE", "Traffic", "TrafficSummary", "count_traffic", "describe", "format_bytes", "traffic_available"]
+__all__ = ["OUTSIDE", "EveryCall", "Traffic", "TrafficSummary", "count_traffic", "describe", "format_bytes", "traffic_available"]
 
 OUTSIDE = "(outside any tensor)"
 """Bucket for bytes at addresses that no watched tensor covers (e.g. out-of-bounds reads)."""
@@ -285,6 +286,11 @@ class TrafficSummary:
             raise ValueError(f"{name!r} has no size")
         return size
 
+    def size_or_none(self, name: str) -> Optional[int]:
+        """The size reported for ``name``, or None where there is none (a name not watched)."""
+        entry = self._tensors.get(name)
+        return None if entry is None else entry["size"]
+
     def passes(self, name: str) -> float:
         size = self.size_bytes(name)
         return self.loaded_bytes(name) / size if size else 0.0
@@ -333,6 +339,55 @@ def count_traffic() -> Iterator[Traffic]:
         return
     with hooks.listening(Traffic(), interpreter) as counter:
         yield counter
+
+
+class EveryCall:
+    """The learner's process's counter (interpreter): its hooks are installed once, when it is made
+    (before the learner's file is imported), and stay for the whole process, so every call of the
+    learner's function runs with the same hooks in place and has its bytes counted (`begin` ...
+    `end` around each call), whatever the judge does with the answer. A file that looks for the
+    hooks finds them in every call, or in none."""
+
+    def __init__(self):
+        interpreter, reason = hooks.hook_points("traffic")
+        self.reason = reason or ""
+        self.current: Optional[Traffic] = None
+        # Taken now, before the learner's file is imported: a file that replaces Traffic.as_dict
+        # (to report one read where its kernel made two) does not change what is reported.
+        self._as_dict = Traffic.as_dict
+        self._listening = None
+        if interpreter is not None:
+            self._listening = hooks.listening(self, interpreter)
+            self._listening.__enter__()
+
+    def begin(self) -> Traffic:
+        """A fresh counter for the call that starts now."""
+        self.current = Traffic() if self._listening is not None else Traffic(available=False, reason=self.reason)
+        return self.current
+
+    def end(self) -> None:
+        self.current = None
+
+    def report(self, counter: Traffic) -> Dict[str, Any]:
+        """``counter``'s figures, by `Traffic.as_dict` as it was when this object was made."""
+        return self._as_dict(counter)
+
+    # The listener's four methods, passed on to the counter of the call in progress (none between calls).
+    def _begin_launch(self, kernel, arguments) -> None:
+        if self.current is not None:
+            self.current._begin_launch(kernel, arguments)
+
+    def _set_host_arguments(self, arguments, host_shift) -> None:
+        if self.current is not None:
+            self.current._set_host_arguments(arguments, host_shift)
+
+    def _set_grid(self, grid) -> None:
+        if self.current is not None:
+            self.current._set_grid(grid)
+
+    def _on_access(self, access) -> None:
+        if self.current is not None:
+            self.current._on_access(access)
 
 
 # --------------------------------------------------------------------------- reporting
