@@ -39,7 +39,7 @@ import pytest
 
 from grader.learner import sandbox
 from grader.catalogue import Exercise
-from grader.wire.failures import GradeFailure
+from grader.wire.failures import GradeFailure, first_line
 from grader.wire.results import STOPPING, CheckRecord, Kind, event
 
 #: Seconds one check may take. The interpreter runs ~1 ms of Python per program instance.
@@ -328,7 +328,7 @@ def pytest_runtest_makereport(item, call):
             failure = GradeFailure(str(exc).split("\nassert")[0].strip() or "a check failed")
         else:  # the spec itself failed: say so plainly, it is the course's bug
             # Not the learner's: describe_exception's "your code raised" would blame them for the grader's bug.
-            detail = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else '(no message)'}"
+            detail = f"{type(exc).__name__}: {first_line(str(exc)) or '(no message)'}"
             failure = GradeFailure(f"the grader's check failed ({detail}): this is the grader's fault, not your "
                                    "file's; please report it", kind=Kind.WRONG)
         report.grade_message = str(failure)

@@ -76,7 +76,8 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first line of ``text`` that is not blank, stripped (empty when there is none)."""
     for line in str(text).strip().splitlines():
         if line.strip():
             return line.strip()
@@ -110,7 +111,7 @@ def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailu
     if limit:
         return GradeFailure(f"{limit}{where}")
     if isinstance(root, NotImplementedError):
-        detail = _first_line(root) or "the TODOs are still there"
+        detail = first_line(root) or "the TODOs are still there"
         return GradeFailure(f"not implemented yet: {detail}{where}", kind=Kind.NOT_IMPLEMENTED)
     text = f"{type(root).__name__}: {root}"
     if "illegal memory access" in text or "misaligned address" in text:
@@ -122,12 +123,12 @@ def _describe(exc: BaseException, root: BaseException, where: str) -> GradeFailu
             kind=Kind.FATAL,
         )
     if "CUDA error" in text or "CUDA driver error" in text:
-        return GradeFailure(f"CUDA failed while your code ran: {_first_line(text)}{where}", kind=Kind.FATAL)
+        return GradeFailure(f"CUDA failed while your code ran: {first_line(text)}{where}", kind=Kind.FATAL)
     if _is_compilation_error(exc) or _is_compilation_error(root):
         return GradeFailure(f"your kernel did not compile: {_compile_message(exc)}{where}")
     if isinstance(root, RecursionError):
         return GradeFailure(f"your code recursed without end{where}")
-    return GradeFailure(f"your code raised {type(root).__name__}: {_first_line(str(root)) or '(no message)'}{where}")
+    return GradeFailure(f"your code raised {type(root).__name__}: {first_line(str(root)) or '(no message)'}{where}")
 
 
 def _interpreter_limit(root: BaseException) -> str | None:
@@ -142,10 +143,10 @@ def _interpreter_limit(root: BaseException) -> str | None:
     if not device.interpreter_requested():
         return None
     if isinstance(root, NotImplementedError) and "not supported in interpreter mode" in text:
-        return (f"Triton's interpreter cannot run this ({_first_line(text)}): a limit of the interpreter, not a "
+        return (f"Triton's interpreter cannot run this ({first_line(text)}): a limit of the interpreter, not a "
                 "mistake; it runs on a GPU. To grade without a GPU, write it with `tl` operations")
     if isinstance(root, AttributeError) and "'int' object has no attribute" in text:
-        return (f"your code raised AttributeError: {_first_line(text)}. In Triton's interpreter a loop variable "
+        return (f"your code raised AttributeError: {first_line(text)}. In Triton's interpreter a loop variable "
                 "(and a constexpr) is a Python int, not a Triton scalar as on a GPU: a limit of this interpreter, "
                 "not a mistake. `tl.cast(r, tl.int64)` means the same and works in both")
     return None
@@ -174,5 +175,5 @@ def _compile_message(exc: BaseException) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     cause = lines[-1] if lines else type(exc).__name__
     if exc.__cause__ is not None and str(exc.__cause__).strip():
-        cause = _first_line(str(exc.__cause__))
+        cause = first_line(str(exc.__cause__))
     return cause

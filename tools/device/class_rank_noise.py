@@ -90,18 +90,15 @@ def main() -> None:
         if records is not None:
             batches.append(records)
     rows = []
-    margin = EXERCISE.grading.rank_margin
     per_batch = [standings(b) for b in batches]
     ranks_exact = [class_scoring.ranks(s.values(), 0.0) for s in per_batch]
-    ranks_margin = [class_scoring.ranks(s.values(), margin) for s in per_batch]
     for name in names:
         fractions = [s[name].fraction if name in s else None for s in per_batch]
         measured = [f for f in fractions if f is not None]
         rows.append({"file": name, "fractions": fractions, "scores": [s[name].score if name in s else None
                                                                        for s in per_batch],
                      "spread": round(max(measured) - min(measured), 4) if len(measured) > 1 else None,
-                     "ranks_exact": [r.get(name) for r in ranks_exact],
-                     "ranks_with_margin": [r.get(name) for r in ranks_margin]})
+                     "ranks_exact": [r.get(name) for r in ranks_exact]})
     spreads = [r["spread"] for r in rows if r["spread"] is not None]
     first = next((r.get("result") for b in batches for r in b["submissions"] if (r.get("result") or {})
                   .get("performance")), None) or {}
@@ -109,12 +106,11 @@ def main() -> None:
     meta = {"gpu": performance.get("gpu"), "driver": performance.get("driver"), **(first.get("versions") or {}),
             "date": time.strftime("%Y-%m-%d"), "command": "PYTHONPATH=. python3 tools/device/class_rank_noise.py",
             "exercise": EXERCISE.number, "select": SELECT, "seed": SEED, "batches": len(batches),
-            "batch_wall_seconds": [b.get("wall_seconds") for b in batches], "rank_margin": margin,
+            "batch_wall_seconds": [b.get("wall_seconds") for b in batches],
             "notes": ["the same class (solution and natural files of exercise 1) graded twice with `grade batch`, "
                       "one file at a time, same seed; spread = max - min of a file's fraction of the ceiling"]}
     summary = {"largest_spread": max(spreads) if spreads else None,
-               "ranks_repeat_exact": len(ranks_exact) > 1 and all(r == ranks_exact[0] for r in ranks_exact),
-               "ranks_repeat_with_margin": len(ranks_margin) > 1 and all(r == ranks_margin[0] for r in ranks_margin)}
+               "ranks_repeat_exact": len(ranks_exact) > 1 and all(r == ranks_exact[0] for r in ranks_exact)}
     record = analyse({"meta": meta, "summary": summary, "rows": rows})
     (out / "h200-class-rank-noise.json").write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record["summary"]), flush=True)

@@ -50,7 +50,7 @@ import triton
 import triton.language as tl
 
 from grader import bandwidth
-from tools.benchmarks.ex08_decode import nbytes, paged_inputs
+from tools.benchmarks.ex08_decode import nbytes, paged_inputs, read_kernel
 from grader.exercises.ex08_decode.spec import reference
 from solutions import ex08_decode as sol
 
@@ -70,13 +70,6 @@ except ImportError:  # pragma: no cover - older Triton
 @triton.jit
 def empty_kernel(x_ptr):
     pass
-
-
-@triton.jit
-def read_kernel(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(part_ptr + pid, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32), 0))
 
 
 @triton.jit

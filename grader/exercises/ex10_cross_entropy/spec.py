@@ -665,16 +665,15 @@ def test_byte_model(learner_byte_model, case, check):
 
 # --- performance (GPU only) ---------------------------------------------------------------------
 
-def perf_rows(free_bytes: int, V: int = PERF_V, sets: int | None = None) -> int:
-    """PERF_T rows, fewer where the card's memory is small: the judge's ``sets`` input sets (bf16 logits and
-    targets each) and, once, the eager comparison's (T, V) float32 tensors must fit in 60% of the free
+def perf_rows(free_bytes: int, V: int = PERF_V) -> int:
+    """PERF_T rows, fewer where the card's memory is small: the judge's smallest number of input sets (bf16
+    logits and targets each) and, once, the eager comparison's (T, V) float32 tensors must fit in 60% of the free
     memory. Never fewer than 256 rows. (Dividing the free memory among the sets *and* charging every set
     the comparison's tensors gave an emulated 8 GiB H200 256 rows, two waves of its 132 SMs: the solution
     read 39% of the ceiling there.)"""
     from grader.judge import clock
 
-    sets = clock.SETS if sets is None else sets
-    per_row = sets * (V * 2 + 8) + V * 4 * 4
+    per_row = clock.SETS * (V * 2 + 8) + V * 4 * 4
     return max(256, min(PERF_T, int(free_bytes * 0.6) // per_row))
 
 
