@@ -23,7 +23,7 @@ HISTORY = re.compile(
     r"\bissues? #?\d+"                       # "issue 6's target"; upstream ones are owner/repo#N
     r"|\bissue #"
     r"|\bthis round\b|\bprevious (?:session|round)\b|\b(?:this|helper|previous) session\b"
-    r"|\bseed (?:file|run)s?\b|(?<!-)\bseed \d{2,}\b|\bthe seed'?s\b|\bin the seed\b"
+    r"|\bseed (?:file|run)s?\b|(?<!-)\bseed \d{2,}\b(?!; replay)|\bthe seed'?s\b|\bin the seed\b"
     r"|\bCEO\b|\bfiled\b"
     r"|\b(?:the|our|project'?s?) lead\b|\blead(?:'s)? (?:engineer|baseline)\b"
     r"|\bwe fixed\b|\bpreviously\b",
@@ -50,6 +50,7 @@ def test_the_search_finds_history_and_spares_the_course():
     assert history_words("(in the seed, a zeros_like was where")
     assert history_words("This round we fixed it")
     assert not history_words("the seed is printed with the verdict; `--seed 1234` replays it")
+    assert not history_words("2 of 2 checks passed (seed 20261203; replay with `grade exercise 1 --seed 20261203`)")
     assert not history_words("bf16 in the interpreter (triton#4972, pytorch/pytorch#162)")
     assert not history_words("Two helpers are given; the watch session follows the course")
 

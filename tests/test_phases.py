@@ -3,7 +3,8 @@ same in a correctness call and in the traffic check's, and the traffic check's r
 correctness call of the run.
 
 tests/test_hostile.py grades the phase attacks of the hostile corpus (`KIND = "phase"`); on a GPU the
-timed calls run without the watch, and docs/assets/guarantees.md says what that leaves open.
+timed calls run without the watch but under a CUDA trace whose kernels must all be the file's own
+(`grader.judge.kernel_audit`, tested below), and docs/assets/guarantees.md says what that leaves open.
 """
 
 from __future__ import annotations
@@ -207,3 +208,65 @@ def test_a_call_in_the_interpreter_without_counts_or_with_unreadable_ones_fails(
         checks._counted(interpreted, CallOutcome(result=None, traffic={"tensors": {"x": {"loaded": "many"}}}), [])
     on_gpu = LearnerFunction(SimpleNamespace(mode="gpu"), "add")
     assert checks._counted(on_gpu, CallOutcome(result=None, traffic=None), []) is None
+
+
+# --- the kernels of the timed calls (GPU; the judge's side, which needs no GPU) ---------------------
+
+def test_the_kernels_a_file_defines_are_read_from_its_syntax(tmp_path):
+    from grader.judge import kernel_audit
+
+    source = tmp_path / "learner.py"
+    source.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+        from triton import jit
+
+        @triton.jit
+        def add_kernel(x_ptr):
+            pass
+
+        @triton.autotune(configs=[], key=[])
+        @jit
+        def tuned_kernel(x_ptr):
+            pass
+
+        def plain(x_ptr):
+            pass
+
+        def launcher():
+            @triton.jit
+            def inner_kernel(x_ptr):
+                pass
+            return inner_kernel
+
+        wrapped_kernel = triton.jit(plain)
+        """))
+    assert kernel_audit.jit_kernel_names(source) == {"add_kernel", "tuned_kernel", "inner_kernel", "plain"}
+    assert kernel_audit.jit_kernel_names(tmp_path / "missing.py") == set()
+
+
+TORCH_ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"
+COPY = "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda(float)#1}> >(int, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda(float)#1}>)"
+
+
+@pytest.mark.parametrize("kernels,copied,said", [
+    ({"add_kernel": 40}, False, None),
+    ({"add_kernel": 40, FILL: 40}, False, None),  # an accumulator made by torch.zeros computes nothing
+    ({"add_kernel": 40, COPY: 40}, True, None),  # the runner's copy into the judge's slot
+    ({"add_kernel": 40, COPY: 40}, False, "not your file's Triton kernels (`void at::native::elementwise_kernel"),
+    ({"add_kernel": 40, TORCH_ADD: 40}, False, "not your file's Triton kernels (`void at::native::vectorized_elementwise"),
+    ({"triton_poi_fused_add_0": 40}, False, "not your file's Triton kernels (`triton_poi_fused_add_0`)"),
+    ({"add_kernel": 39}, False, "shows 39 launches of your kernels for 40 calls"),
+    ({}, False, "shows 0 launches of your kernels for 40 calls"),
+    (None, False, "could not trace the kernels of the timed calls"),
+    ({"$error": "RuntimeError: CUPTI"}, False, "could not be read (RuntimeError: CUPTI)"),
+])
+def test_the_timed_calls_must_run_the_files_own_kernels(kernels, copied, said):
+    from grader.judge import kernel_audit
+
+    failure = kernel_audit.audit(kernels, {"add_kernel"}, 40, copied=copied)
+    if said is None:
+        assert failure is None
+    else:
+        assert failure is not None and said in str(failure)

@@ -687,6 +687,7 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
         timing=timed.to_json())
     if least_fraction is not None:
         record.details.update(least_hbm_bytes=least_hbm_bytes, least_fraction=round(least_fraction, 4))
+    record.lines.extend(timed.notes)
     if timed.dobench_ms:
         record.lines.append(f"cross-check: triton.testing.do_bench in your process measured {timed.dobench_ms * 1000:.1f} µs "
                             f"per call ({bandwidth.gbps(nbytes, timed.dobench_ms):.0f} GB/s); the verdict uses the "

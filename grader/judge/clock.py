@@ -12,7 +12,12 @@ work left running on another stream. So the judge (which never imports learner c
    copied there, inside the clock), then synchronizes the whole device;
 3. it looks at sampled elements of every slot at once: poison still there means the function
    returned (or said "done") before its kernels finished, and the check fails;
-4. it checks every output in full against its own reference.
+4. it checks every output in full against its own reference;
+5. the learner's process keeps a CUDA activity trace over every counted round, and the kernels it
+   ran must all be the learner's own Triton kernels (`grader.judge.kernel_audit`): a file that
+   computed with torch only in the calls it guessed were timed would otherwise be graded on torch's
+   speed. (The watch of the checked calls would see it too, but inside the timed calls it cost
+   exercise 9's forward half its speed on an H200; the trace adds a record per launch.)
 
 The inputs are revealed only when the judge fills them, right before its clock starts, so a
 result cannot be computed ahead; K distinct sets mean no result can be replayed; the judge's
@@ -51,6 +56,7 @@ from typing import Any, Callable
 import torch
 
 from grader import device
+from grader.judge import kernel_audit
 from grader.wire import guards, protocol
 from grader.wire.failures import GradeFailure
 
@@ -79,7 +85,9 @@ class Timing:
     raw_rounds_ms: list[float] = field(default_factory=list)  # the learner's rounds as the clock read them
     copied: bool = False  # the learner's outputs were made elsewhere and copied into the slots
     twin_rounds_ms: list[float] = field(default_factory=list)  # the twin's rounds (the quickest is subtracted)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the verdict could not check, in sentences
+    #: {kernel name: launches} in the counted rounds, from the learner's process's CUDA trace (`grader.judge.kernel_audit`).
+    kernels: dict | None = None
 
     def to_json(self) -> dict:
         return {"method": "the judge's clock around K calls on K fresh input sets (median of rounds)",
@@ -89,7 +97,7 @@ class Timing:
                 "twin_rounds_ms": [round(t, 5) for t in self.twin_rounds_ms],
                 "dobench_ms": None if self.dobench_ms is None else round(self.dobench_ms, 5),
                 "dobench_ratio": None if not self.dobench_ms else round(self.dobench_ms / self.ms, 4),
-                "outputs_copied": self.copied}
+                "outputs_copied": self.copied, "kernels": self.kernels}
 
 
 def _refill(target: list, kwargs: dict, make_set: MakeSet, generator: torch.Generator) -> None:
@@ -98,6 +106,12 @@ def _refill(target: list, kwargs: dict, make_set: MakeSet, generator: torch.Gene
     for old, new in zip(list(target) + list(kwargs.values()), list(fresh_args) + list(fresh_kwargs.values())):
         if isinstance(old, torch.Tensor):
             old.copy_(new)
+
+
+def _never_written(slots: list[torch.Tensor]) -> int:
+    """After the device has finished: the most elements of one slot that still hold poison (no call wrote them)."""
+    torch.cuda.synchronize()
+    return max(int(guards.is_poison(slot.reshape(-1)).sum()) for slot in slots)
 
 
 def _probe(slot: torch.Tensor, generator: torch.Generator) -> bool:
@@ -170,6 +184,9 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
     raw: list[float] = []
     twin_rounds: list[float] = []
     copied = False
+    kernels = None
+    trace: dict = {}
+    notes: list[str] = []
     states: list = [None] * sets
 
     def one_round(target, message) -> tuple[float, dict]:
@@ -186,12 +203,24 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
 
     try:
         for round_ in range(rounds + 1):  # the first round warms up (and is not counted)
+            if round_ == 1:
+                # Every counted round traced, from the first: the warm-up round may compile and autotune
+                # (an autotuner's benchmark clears the L2 with a torch kernel of its own).
+                trace = process.request({"op": "timing_trace_start"}, timeout=timeout)
             if twin is not None:  # in turns with the learner's rounds: the same state of the card for both
                 twin_elapsed, _ = one_round(twin, {"op": "timing_go", "twin": True})
                 if round_:
                     twin_rounds.append(twin_elapsed * 1000)
             elapsed, reply = one_round(process, {"op": "timing_go"})
+            # Poison right after "done" is an output the function left unfinished, unless the poison is still
+            # there once the GPU has finished everything: then nothing ever wrote it.
             if any(_probe(slot, probe_generator) for slot in slots):
+                unwritten = _never_written(slots)
+                if unwritten:
+                    raise GradeFailure(
+                        f"at the size the grader times, your function never wrote {unwritten:,} of the "
+                        f"{slots[0].numel():,} elements of `out`: does the grid cover the whole output, and does "
+                        "each program start at its own block (`pid * BLOCK`)?")
                 raise GradeFailure(
                     "your function returned before its output was written: when the grader looked, right after "
                     "your process said it was done, parts of `out` still held the grader's poison. Is the work "
@@ -205,6 +234,17 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
             copied = copied or any(bool(c) for c in reply.get("copied") or [])
             if round_:
                 raw.append(elapsed * 1000)
+        kernels = process.request({"op": "timing_trace_stop"}, timeout=timeout).get("kernels")
+        if not trace.get("started") and device.current().vendor == "AMD":
+            # ROCm's torch may have no activity tracer: the verdict stands, and says what it could not check.
+            notes.append("the kernels of the timed calls could not be traced on this card "
+                         f"({trace.get('why') or 'no tracer'}): the verdict takes them to be your own")
+        else:
+            failure = kernel_audit.audit(kernels if isinstance(kernels, dict) else None,
+                                         kernel_audit.jit_kernel_names(process.learner_file), rounds * sets,
+                                         copied=copied)
+            if failure is not None:
+                raise failure
         dobench = None
         try:
             dobench = float(process.request({"op": "timing_dobench", "rep_ms": 100}, timeout=timeout).get("ms"))
@@ -228,7 +268,7 @@ def time_learner(fn, make_set: MakeSet, verify: Callable[..., None], *,
         torch.cuda.empty_cache()
     times = [max(t - overhead, 0.0) / sets for t in raw]
     return Timing(ms=statistics.median(times), rounds_ms=times, sets=sets, overhead_ms=overhead, dobench_ms=dobench,
-                  copied=copied, raw_rounds_ms=raw, twin_rounds_ms=twin_rounds)
+                  copied=copied, raw_rounds_ms=raw, twin_rounds_ms=twin_rounds, kernels=kernels, notes=notes)
 
 
 def time_local(fn: Callable, make_set: MakeSet, *, sets: int = SETS, rounds: int = ROUNDS, seed: int = 0) -> Timing:

@@ -21,7 +21,8 @@ Requests (`grader.wire.protocol`):
   the answer: a correctness call and the traffic check's call are made the same way.
 * ``reset``: start filling the ``out`` arena from the beginning (a new check).
 * ``timing_setup`` / ``timing_go`` / ``timing_dobench``: the GPU timing the judge's clock
-  decides by (`grader.judge.clock`).
+  decides by (`grader.judge.clock`); ``timing_trace_start`` / ``timing_trace_stop`` keep a CUDA
+  activity trace over its counted rounds (`grader.learner.kernel_trace`).
 * ``exit``: leave at once (``os._exit``: a learner's non-daemon thread or ``atexit`` hook cannot
   keep the process alive; the judge kills it anyway after a moment).
 """
@@ -67,6 +68,7 @@ class Runner:
         self.gpu = args.mode == "gpu"
         self.module = None
         self.timing: dict | None = None
+        self.trace = None  # the CUDA activity trace over the judge's counted rounds (grader.learner.kernel_trace)
         #: Interpreter: the traffic counter whose hooks stay installed for the whole process (`main`).
         self.counting = None
 
@@ -346,9 +348,29 @@ class Runner:
             return {"ok": False, "kind": Kind.WRONG, "message": f"do_bench failed: {type(exc).__name__}: {exc}"}
         return {"ok": True, "ms": ms}
 
+    def timing_trace_start(self, request: dict) -> dict:
+        """From now on a CUDA activity trace records every kernel this process runs."""
+        from grader.learner.kernel_trace import KernelTrace
+
+        if self.trace is None:
+            try:
+                self.trace = KernelTrace(self.torch)
+            except Exception as exc:  # noqa: BLE001 - no profiler here: the judge says it cannot audit
+                return {"ok": True, "started": False, "why": f"{type(exc).__name__}: {exc}"[:300]}
+        return {"ok": True, "started": True}
+
+    def timing_trace_stop(self, request: dict) -> dict:
+        """The kernels the trace saw since ``timing_trace_start``, by name, with their launches."""
+        kernels = self.trace.stop() if self.trace is not None else None
+        self.trace = None
+        return {"ok": True, "kernels": kernels}
+
     def timing_release(self, request: dict) -> dict:
         import gc
 
+        if self.trace is not None:  # a trace the judge left running (its clock failed mid-way)
+            self.trace.stop()
+            self.trace = None
         self.timing = None
         gc.collect()  # the shared tensors' last references: the judge can collect their memory at once
         self.torch.cuda.synchronize()
@@ -359,7 +381,8 @@ class Runner:
     def serve(self) -> int:
         protocol = self.protocol
         handlers = {"call": self.call, "measure": self.measure, "timing_setup": self.timing_setup,
-                    "timing_go": self.timing_go,
+                    "timing_go": self.timing_go, "timing_trace_start": self.timing_trace_start,
+                    "timing_trace_stop": self.timing_trace_stop,
                     "timing_dobench": self.timing_dobench, "timing_release": self.timing_release}
         while True:
             try:
@@ -413,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         from grader.learner import interpreter_fixes
 
         interpreter_fixes.apply_compiled()
+        from grader.learner import kernel_trace
+
+        kernel_trace.prepare()  # torch.profiler's names, before the learner's file can replace them
         from grader.device import hold_to_memory_limit
 
         hold_to_memory_limit()  # an emulated smaller card (GRADE_DEVICE_MEMORY_GIB) holds this process too

@@ -107,7 +107,7 @@ def main() -> None:
             "date": time.strftime("%Y-%m-%d"), "command": "PYTHONPATH=. python3 tools/device/class_rank_noise.py",
             "exercise": EXERCISE.number, "select": SELECT, "seed": SEED, "batches": len(batches),
             "batch_wall_seconds": [b.get("wall_seconds") for b in batches],
-            "notes": ["the same class (solution and natural files of exercise 1) graded twice with `grade batch`, "
+            "notes": ["the same class (exercise 1's solution, natural files and wrong variants) graded twice with `grade batch`, "
                       "one file at a time, same seed; spread = max - min of a file's fraction of the ceiling"]}
     summary = {"largest_spread": max(spreads) if spreads else None,
                "ranks_repeat_exact": len(ranks_exact) > 1 and all(r == ranks_exact[0] for r in ranks_exact)}
