@@ -12,7 +12,9 @@ every counted round traced and none left out, and the judge reads the kernel nam
 CUPTI traces the process it is loaded in, so the trace has to live here, beside the learner's code: a
 file that patches torch.profiler's internals could forge the names. The tools are taken before the
 learner's file is imported (`prepare`), so a file that replaces ``torch.profiler``'s names at import
-does not replace these; the rest is best effort, and docs/grading.md says so.
+does not replace these; the rest is best effort, and docs/grading.md says so. A file can tell a traced
+round from the other calls (the profiler is on), and gains nothing by it: every counted round is traced,
+and every other call that decides anything is watched.
 """
 
 from __future__ import annotations
