@@ -3,9 +3,13 @@ what it may write, what it sees, which processes it leaves behind."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -275,3 +279,154 @@ def test_only_the_courses_own_variants_see_the_solutions(tmp_path):
     solutions = str(ROOT / "solutions")
     assert solutions in sandbox.course_private_paths(ROOT)
     assert solutions not in sandbox.course_private_paths(ROOT, with_solutions=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _python_for_the_sandbox_user() -> str | None:
+    """A Python that uid 65534 may run, with this environment's packages: this one where it can, or else
+    the system's Python of the same version in a throwaway environment (no pip) that reads this one's
+    site-packages (a Python under root's home is closed to that user). None where neither is there."""
+    import site
+
+    def reachable(path):
+        return os.path.exists(path) and not sandbox.can_judge_as(sandbox.DEFAULT_UID, read=[path], write=[],
+                                                                 namespaces=False)
+
+    packages = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    if not all(reachable(p) for p in packages):
+        return None
+    if reachable(os.path.realpath(sys.executable)):
+        return sys.executable
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    if not reachable(system):
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="grade-test-python-", dir="/tmp"))
+    atexit.register(shutil.rmtree, folder, True)
+    subprocess.run([system, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    purelib = subprocess.run([str(folder / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "course-packages.pth").write_text("\n".join(packages) + "\n")
+    for path in [folder, *folder.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644 | (path.stat().st_mode & 0o111))
+    return str(folder / "bin" / "python")
+
+
+@NAMESPACES
+@ROOT_ONLY
+def test_a_root_judge_that_becomes_the_sandbox_user_grades_as_before_and_its_learner_is_that_user():
+    """On a GPU as root the judge becomes the sandbox user before CUDA starts (`sandbox.judge_sandbox_plan`:
+    the driver maps a judge's CUDA memory only into a process of its own user), with a /dev/shm of its own,
+    and its learner's process runs in a user namespace as that user. The plan is forced here, in the
+    interpreter, under a Python that user may run: a correct file still passes, the result says whose
+    user the learner's process had, and nothing of it is left in the host's /dev/shm."""
+    python = _python_for_the_sandbox_user()
+    if python is None:
+        pytest.skip("no Python here that uid 65534 may run with this environment's packages")
+    script = f"""
+import json, sys
+sys.path.insert(0, {str(ROOT)!r})
+from grader import catalogue
+from grader.commands import isolation
+from grader.learner import sandbox
+sandbox.judge_sandbox_plan = lambda gpu: {{"uid": sandbox.DEFAULT_UID, "private_shm": True}}
+exercise = catalogue.get(1)
+run = isolation.run_checks(exercise, exercise.solution_path, seed=5, interpreter=True, select="matches_reference and n1025")
+print(json.dumps(run.to_json()))
+"""
+    before = set(os.listdir("/dev/shm"))
+    done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    run = json.loads(done.stdout.splitlines()[-1])
+    failed = [c for c in run["checks"] if not c["passed"] and not c.get("skipped")]
+    assert run["checks"] and not failed and not run.get("fatal"), failed or run.get("fatal")
+    assert f"the sandbox user (uid {sandbox.DEFAULT_UID}), as its judge does" in run["sandbox"], run["sandbox"]
+    left = [n for n in set(os.listdir("/dev/shm")) - before if os.lstat(f"/dev/shm/{n}").st_uid == sandbox.DEFAULT_UID]
+    assert not left, left
+
+
+@ROOT_ONLY
+def test_a_judge_stays_root_where_the_sandbox_user_cannot_reach_the_learners_file(tmp_path, monkeypatch):
+    """The sandbox user must read the course, its Python and the learner's file, and write the grading's
+    folder: tried first in a forked child (`sandbox.can_judge_as`). A file in a root-only folder keeps the
+    judge root and says why; a kernel cache that user cannot write is left out, one it can is kept."""
+    from grader import catalogue
+    from grader.commands import isolation
+
+    python = _python_for_the_sandbox_user()
+    if python is None:
+        pytest.skip("no Python here that uid 65534 may run with this environment's packages")
+    monkeypatch.setattr(sys, "executable", python)  # the judge's Python, as the grading would start it
+    monkeypatch.setattr(sandbox, "judge_sandbox_plan", lambda gpu: {"uid": sandbox.DEFAULT_UID})
+    exercise = catalogue.get(1)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "mine.py").write_text("x = 1\n")
+    grading = Path(tempfile.mkdtemp(prefix="grade-test-", dir="/tmp"))
+    try:
+        os.chmod(grading, 0o711)
+        plan = isolation.judge_plan(gpu=True, exercise=exercise, learner_file=private / "mine.py", tmp_root=grading,
+                                    kernel_cache=None, env={})
+        assert "uid" not in plan and "cannot read" in plan["refused"] and "mine.py" in plan["refused"], plan
+        assert os.stat(grading).st_uid == 0  # handed back to the judge that stays root
+
+        readable = exercise.solution_path
+        env: dict = {}
+        plan = isolation.judge_plan(gpu=True, exercise=exercise, learner_file=readable, tmp_root=grading,
+                                    kernel_cache=private / "cache" / "ex01-abc", env=env)
+        assert plan.get("uid") == sandbox.DEFAULT_UID and "kernel_cache" not in plan, plan
+        assert os.stat(grading).st_uid == sandbox.DEFAULT_UID and env["HOME"].startswith(str(grading))
+        shared = Path(tempfile.mkdtemp(prefix="grade-test-cache-", dir="/tmp"))
+        os.chmod(shared, 0o777)
+        other = Path(tempfile.mkdtemp(prefix="grade-test-", dir="/tmp"))
+        plan = isolation.judge_plan(gpu=True, exercise=exercise, learner_file=readable, tmp_root=other,
+                                    kernel_cache=shared / "kernels" / "ex01-abc", env={})
+        assert plan.get("kernel_cache") == str(shared / "kernels" / "ex01-abc"), plan
+        shutil.rmtree(shared)
+        shutil.rmtree(other)
+    finally:
+        shutil.rmtree(grading, ignore_errors=True)
+
+
+def test_no_judge_plan_without_a_gpu():
+    """In the interpreter the judge needs no CUDA handles: it stays who it is (the learner's process drops)."""
+    assert sandbox.judge_sandbox_plan(gpu=False) == {}
+
+
+@NAMESPACES
+@ROOT_ONLY
+def test_an_ordinary_users_judge_still_gets_namespaces_after_making_itself_undumpable():
+    """A learner's own machine grades as an ordinary user: the judge makes itself undumpable, and a fork of
+    an undumpable process could not write its new user namespace's uid_map, so the probe used to fall to
+    the ``partial`` level. Played as uid 65534 with the sandbox module alone (it needs only the standard
+    library), under a Python any user may run."""
+    import shutil
+
+    python = next((p for p in ("/usr/bin/python3", sys.executable)
+                   if os.path.exists(p) and os.stat(os.path.realpath(p)).st_mode & 0o005 == 0o005), None)
+    if python is None:
+        pytest.skip("no Python here that another user may run")
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="grade-sandbox-test-", dir="/tmp"))  # pytest's tmp_path is root's alone
+    shutil.copy(ROOT / "grader" / "learner" / "sandbox.py", folder / "sandbox.py")
+    os.chmod(folder, 0o755)
+    os.chmod(folder / "sandbox.py", 0o644)
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); import sandbox\n"
+              "sandbox.make_undumpable()\n"
+              "print(sandbox.available_level())\n")
+
+    def become_nobody():
+        os.setgroups([])
+        os.setresgid(sandbox.DEFAULT_UID, sandbox.DEFAULT_UID, sandbox.DEFAULT_UID)
+        os.setresuid(sandbox.DEFAULT_UID, sandbox.DEFAULT_UID, sandbox.DEFAULT_UID)
+
+    done = subprocess.run([python, "-c", script, str(folder)], capture_output=True, text=True, timeout=60,
+                          preexec_fn=become_nobody, env={"PATH": "/usr/bin:/bin", "GRADE_SANDBOX": "auto"})
+    if done.returncode and "Permission denied" in done.stderr:
+        pytest.skip(f"uid {sandbox.DEFAULT_UID} may not run {python} here")
+    assert done.returncode == 0, done.stderr[-1500:]
+    shutil.rmtree(folder, ignore_errors=True)
+    assert done.stdout.strip() == "namespaces", done.stdout + done.stderr

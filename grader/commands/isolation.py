@@ -86,8 +86,10 @@ def _shown(path: Path) -> str:
 def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, interpreter: bool = False,
                check_timeout: float | None = None, select: str | None = None, strict: bool = False,
                hide: tuple[str, ...] | list[str] = (), file_timeout: float | None = None,
-               display: str | None = None) -> RunResult:
-    """Run ``exercise``'s spec against ``learner_file`` and collect one record per check."""
+               display: str | None = None, kernel_cache: str | Path | None = None) -> RunResult:
+    """Run ``exercise``'s spec against ``learner_file`` and collect one record per check. ``kernel_cache``
+    (`kernel_cache_for`): on a GPU, the Triton cache the learner's process keeps for the next grading of
+    the same file; never in strict mode (a class's gradings start with none)."""
     path = Path(learner_file).resolve()
     display = display or _shown(Path(learner_file))
     result = RunResult(exercise=exercise.number, learner_file=str(path), seed=seed)
@@ -120,7 +122,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     # any process may read a command line in /proc, only the same user another process's environment.
     # Each option is one `--name=value` word, so a file named `-k.py` is a value, not an option.
     private = [f"--learner-file={path}", f"--display={display}", f"--tmp-root={tmp_root}",
-               *(f"--hide={folder}" for folder in hide)]
+               *(f"--hide={folder}" for folder in hide),
+               *([f"--kernel-cache={kernel_cache}"] if kernel_cache and not strict else [])]
     command = [str(exercise.spec_file), f"--grade-seed={seed}", f"--grade-events-fd={write_fd}"]
     if interpreter:
         command.append("--interpreter")
@@ -137,12 +140,16 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     stops = _STOPS[0]
     proc = None
     timed_out = False
+    judge_in_interpreter = interpreter or device.interpreter_requested() or not device.driver_present()
+    plan = judge_plan(gpu=not judge_in_interpreter, exercise=exercise, learner_file=path, tmp_root=tmp_root,
+                      kernel_cache=kernel_cache if not strict else None, env=env)
+    if plan.get("uid") is not None and kernel_cache and not strict and not plan.get("kernel_cache"):
+        env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in private if not o.startswith("--kernel-cache="))
     try:
         # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
         with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
             proc = _start_judge(command, env=env, log=log.fileno(), events_fd=write_fd,
-                                interpreter=interpreter or device.interpreter_requested()
-                                or not device.driver_present())
+                                interpreter=judge_in_interpreter, plan=plan)
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
             stopped = _STOPS[0] != stops
@@ -221,8 +228,77 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     return result
 
 
-def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int, interpreter: bool
-                 ) -> subprocess.Popen | prestart.Started:
+def count_traffic(run: RunResult, exercise: Exercise, learner_file: str | Path, **options) -> RunResult:
+    """A GPU run with its traffic checks made real: bytes are counted by Triton's interpreter, so those
+    checks run again there (``options`` as `run_checks` takes them) and replace the GPU run's, which skip.
+    On a GPU the L2 serves a second read of an input (exercise 1's ``reads_x_twice`` reached 97-98% of the
+    H200's ceiling), so without this a kernel that reads its input twice passes there. Any other run is
+    returned as it is."""
+    if run.mode != "gpu" or exercise.expected_traffic is None:
+        return run
+    options = {k: v for k, v in options.items() if k not in ("interpreter", "select")}
+    counted = run_checks(exercise, learner_file, interpreter=True, select="traffic", **options)
+    replacements = {c.name: c for c in counted.checks if c.name.startswith("traffic")}
+    run.checks = [replacements.pop(c.name, c) for c in run.checks] + list(replacements.values())
+    run.wall_seconds += counted.wall_seconds
+    return run
+
+
+def kernel_cache_for(exercise: Exercise, learner_file: str | Path) -> Path:
+    """Where the learner's own gradings of ``learner_file`` keep its Triton cache on a GPU, beside the
+    measured ceilings (``$GRADE_CACHE_DIR`` or the user cache folder): compiling the kernels a file's
+    checks need cost `grade exercise 1` about 2 s on an H100, paid again at every grading before. One
+    folder per file, written only by that file's own process; `grade batch` and ``--strict`` use none."""
+    import hashlib
+
+    base = os.environ.get("GRADE_CACHE_DIR")
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_cache_dir("triton-memory-course")
+    name = hashlib.sha256(str(Path(learner_file).resolve()).encode()).hexdigest()[:16]
+    return Path(base) / "kernels" / f"ex{exercise.number:02d}-{name}"
+
+
+def judge_plan(*, gpu: bool, exercise: Exercise, learner_file: Path, tmp_root: Path, kernel_cache, env: dict) -> dict:
+    """How this grading's judge starts (`grader.learner.sandbox.judge_sandbox_plan`): on a GPU as root, as
+    the sandbox user with a /dev/shm of its own, so that the learner's process is unprivileged too. The
+    sandbox user must reach the course, its Python and the learner's file (tried first,
+    `sandbox.can_judge_as`); where it cannot, the judge stays root and ``refused`` says why. Prepares
+    what that user writes: ``tmp_root``, a home in it (``HOME`` and ``TMPDIR`` in ``env``), and the
+    kernel cache where that user can keep it (``kernel_cache`` in the plan, else none)."""
+    plan = sandbox.judge_sandbox_plan(gpu=gpu)
+    uid = plan.get("uid")
+    if uid is None:
+        return plan
+    import importlib.util
+
+    runtime = [os.path.dirname(os.path.realpath(spec.origin)) for name in ("torch", "triton", "pytest")
+               if (spec := importlib.util.find_spec(name)) is not None and spec.origin]
+    read = [os.path.realpath(sys.executable), str(ROOT / "grader"), str(exercise.spec_file), str(learner_file), *runtime]
+    cache_parent = None
+    if kernel_cache:
+        cache_parent = Path(kernel_cache)  # the folder itself, or where the judge would make it
+        while not cache_parent.exists() and cache_parent != cache_parent.parent:
+            cache_parent = cache_parent.parent
+    os.chown(tmp_root, uid, uid)
+    refused = sandbox.can_judge_as(uid, read=read, write=[str(tmp_root)])
+    if refused:
+        os.chown(tmp_root, os.geteuid(), os.getegid())
+        del plan["uid"]
+        plan["refused"] = refused
+        return plan
+    home = tmp_root / "judge-home"
+    home.mkdir(mode=0o700)
+    os.chown(home, uid, uid)
+    env.update(HOME=str(home), TMPDIR=str(home))
+    if cache_parent is not None and not sandbox.can_judge_as(uid, read=[], write=[str(cache_parent)], namespaces=False):
+        plan["kernel_cache"] = str(kernel_cache)  # else the learner's process compiles into its scratch folder
+    return plan
+
+
+def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int, interpreter: bool,
+                 plan: dict | None = None) -> subprocess.Popen | prestart.Started:
     """The judge (`grader.judge` with ``arguments``), in a session of its own, its output to ``log``,
     dying with this process: in the interpreter, forked from the judge template and given the learner's
     template, which its sandbox forks the learner's processes from (`grader.learner.sandbox.start`); otherwise
@@ -234,7 +310,8 @@ def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_
         _JUDGES_STARTED[0] += 1
         again = _JUDGES_STARTED[0] > 1
     forked_on_gpu = os.environ.get("GRADE_PRESTART") == "gpu"  # to measure a forked judge on a GPU
-    if again and (interpreter or forked_on_gpu) and prestart.enabled():
+    plan = {k: v for k, v in (plan or {}).items() if k in ("uid", "private_shm")}
+    if again and (interpreter or forked_on_gpu) and prestart.enabled() and not plan:  # a template is root's
         judges = _template("judge", env)
         fds = {1: log, 2: log, events_fd: events_fd}
         if interpreter:
@@ -245,6 +322,15 @@ def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_
             return judges.start("grader.judge.__main__:main", arguments, env=env, cwd=os.getcwd(), fds=fds)
         except OSError:
             env.pop(sandbox.TEMPLATE_FD_VARIABLE, None)  # the template is gone: this judge starts from scratch
+    if plan:
+        try:
+            shared = {sandbox.JUDGE_SHM_VARIABLE: "private"} if plan.get("private_shm") else {}
+            return subprocess.Popen([sys.executable, "-s", "-m", "grader.judge", *arguments], cwd=os.getcwd(),
+                                    env={**env, **shared}, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                    pass_fds=(events_fd,), start_new_session=True,
+                                    preexec_fn=lambda: (sandbox.enter_judge_sandbox(plan), _judge_preexec()))
+        except subprocess.SubprocessError:
+            pass  # a step of the plan failed in the child (it said nothing yet): the judge starts as before
     return subprocess.Popen([sys.executable, "-s", "-m", "grader.judge", *arguments], cwd=os.getcwd(), env=env,
                             stdout=log, stderr=log, stdin=subprocess.DEVNULL, pass_fds=(events_fd,),
                             start_new_session=True, preexec_fn=_judge_preexec)

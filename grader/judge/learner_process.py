@@ -138,12 +138,17 @@ class LearnerProcess:
     """One learner file in a sandboxed process of its own."""
 
     def __init__(self, learner_file: str | Path, *, display: str | None = None, mode: str = "interpreter",
-                 hide: tuple[str, ...] = (), level: str | None = None, import_timeout: float = IMPORT_TIMEOUT):
+                 hide: tuple[str, ...] = (), level: str | None = None, import_timeout: float = IMPORT_TIMEOUT,
+                 kernel_cache: str | Path | None = None):
         self.learner_file = Path(learner_file).resolve()
         self.display = display or str(learner_file)
         self.mode = mode
         self.hide = tuple(hide)
         self.level = level or sandbox.available_level()
+        #: On a GPU, the Triton cache this learner's gradings keep (`grader.commands.isolation.kernel_cache_for`):
+        #: a re-grade compiles nothing it compiled before. None: a cache in the scratch folder, gone with it.
+        #: Not at the ``user`` level: the sandbox user could not reach a folder under the grader's home.
+        self.kernel_cache = str(kernel_cache) if kernel_cache and mode == "gpu" and self.level != "user" else ""
         self.import_timeout = import_timeout
         self.arenas: dict[str, arena.Arena] = {}
         self.proc: subprocess.Popen | None = None
@@ -204,13 +209,21 @@ class LearnerProcess:
         variant = sandbox.course_variant(ROOT, self.learner_file)
         env = sandbox.learner_environment(dict(os.environ), scratch=self.scratch, course=ROOT,
                                           interpreter=self.mode == "interpreter")
+        if self.kernel_cache:
+            try:
+                os.makedirs(self.kernel_cache, mode=0o700, exist_ok=True)
+                env["TRITON_CACHE_DIR"] = self.kernel_cache
+            except OSError:  # a judge that became the sandbox user cannot write under root's cache folder
+                self.kernel_cache = ""
         config = sandbox.Config(level=self.level, scratch=str(self.scratch), hide=list(self.hide),
                                 uid=sandbox.sandbox_uid(), output_fd=self._output, status_fd=status_write,
                                 pid_namespace=os.environ.get("GRADE_SANDBOX_PIDNS", "1") != "0",
                                 view=str(self._root / "view"), expose=sandbox.runtime_paths(ROOT), course=str(ROOT),
                                 conceal=sandbox.course_private_paths(ROOT, with_solutions=variant),
                                 solutions=str(ROOT / "solutions") if variant else "", memory_bytes=sandbox.memory_limit(),
-                                processes=sandbox.process_limit(), cuda_ipc=self.mode == "gpu")
+                                processes=sandbox.process_limit(), cuda_ipc=self.mode == "gpu",
+                                shm_private=os.environ.get(sandbox.JUDGE_SHM_VARIABLE) == "private",
+                                kernel_cache=self.kernel_cache)
         fds = (request_read, reply_write, self.arenas["in"].fd, self.arenas["out"].fd)
         for fd in fds:
             os.set_inheritable(fd, True)
@@ -284,13 +297,17 @@ class LearnerProcess:
         hello = self.ready()
         return {str(f) for f in hello.get("functions", [])}
 
+    def ask_to_exit(self) -> None:
+        """Tell the learner's process to end, without waiting (`stop` waits): several end together."""
+        if self.proc is not None and self.proc.poll() is None and self._requests >= 0:
+            try:
+                protocol.send(self._requests, {"op": "exit"})
+            except OSError:
+                pass
+
     def stop(self) -> None:
         if self.proc is not None:
-            if self.proc.poll() is None and self._requests >= 0:
-                try:
-                    protocol.send(self._requests, {"op": "exit"})
-                except OSError:
-                    pass
+            self.ask_to_exit()
             sandbox.stop(self.proc, grace=0.5)
             self.proc = None
         for fd in (self._requests, self._replies, self._output, self._status):

@@ -64,6 +64,8 @@ def pytest_addoption(parser):
     group.addoption("--interpreter", action="store_true", default=False, help="run the learner's code in Triton's interpreter")
     group.addoption("--hide", action="append", default=[], help="a folder the learner's process must not see")
     group.addoption("--tmp-root", default=None, help="where the learner's process gets its scratch folder")
+    group.addoption("--kernel-cache", default=None,
+                    help="a Triton cache the learner's process keeps between gradings of one learner's file (GPU)")
 
 
 class _Events:
@@ -146,9 +148,13 @@ def pytest_configure(config):
     sandbox.become_subreaper()  # what it leaves behind comes back here to be killed
     from grader import device
 
-    gpu = device.current(force_interpreter=bool(config.getoption("--interpreter"))).gpu
-    session.mode = "gpu" if gpu else "interpreter"
-    session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT[session.mode]
+    forced = bool(config.getoption("--interpreter"))
+    # Where a driver is installed the run is most likely a GPU run: the learner's process (and the twin
+    # of the GPU timing) start on that guess now, and import torch, Triton and the learner's file while
+    # this process imports torch and asks the card (2 s each on an H100: one after the other before).
+    # A guess proved wrong (a CPU build of torch beside a driver) restarts the learner's process.
+    guess_gpu = not forced and not device.interpreter_requested() and device.driver_present()
+    session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT["gpu" if guess_gpu else "interpreter"]
     session.timeout_given = bool(config.getoption("--check-timeout"))
     seed = _seed(config)
     display = config.getoption("--display") or path
@@ -158,29 +164,47 @@ def pytest_configure(config):
         import tempfile
 
         tempfile.tempdir = tmp_root
-    process = LearnerProcess(path, display=display, mode=session.mode, hide=tuple(config.getoption("--hide") or ()),
-                             import_timeout=min(session.timeout, 60.0) if config.getoption("--check-timeout") else 60.0)
-    session.process = process
-    process.start()  # the learner's file is imported while pytest collects the checks
-    if gpu:
-        # The twin of the GPU timing (grader.learner.clock_twin): the course's own process, started now so
-        # that it is ready when a performance check needs it.
-        from grader.catalogue import ROOT
+    import_timeout = min(session.timeout, 60.0) if config.getoption("--check-timeout") else 60.0
 
-        process.twin = LearnerProcess(ROOT / "grader" / "learner" / "clock_twin.py", display="grader/learner/clock_twin.py", mode="gpu")
-        process.twin.start()
+    def start(mode: str) -> None:
+        process = LearnerProcess(path, display=display, mode=mode, hide=tuple(config.getoption("--hide") or ()),
+                                 import_timeout=import_timeout, kernel_cache=config.getoption("--kernel-cache"))
+        session.process = process
+        process.start()  # the learner's file is imported while pytest collects the checks
+        if mode == "gpu":
+            # The twin of the GPU timing (grader.learner.clock_twin): the course's own process, started now so
+            # that it is ready when a performance check needs it.
+            from grader.catalogue import ROOT
+
+            process.twin = LearnerProcess(ROOT / "grader" / "learner" / "clock_twin.py",
+                                          display="grader/learner/clock_twin.py", mode="gpu")
+            process.twin.start()
+
+    start("gpu" if guess_gpu else "interpreter")
+    gpu = device.current(force_interpreter=forced).gpu
+    session.mode = "gpu" if gpu else "interpreter"
+    if gpu != guess_gpu:
+        for process in (getattr(session.process, "twin", None), session.process):
+            if process is not None:
+                process.close()
+        session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT[session.mode]
+        start(session.mode)
+    process = session.process
     import torch
 
     session.events.write("mode", mode=session.mode, device="cuda" if gpu else "cpu", seed=seed,
                          versions={"triton": _version("triton"), "torch": torch.__version__,
                                    "python": sys.version.split()[0]},
-                         sandbox=sandbox.DESCRIPTIONS.get(process.level, process.level))
+                         sandbox=sandbox.describe(process.level, gpu=session.mode == "gpu"))
 
 
 def pytest_unconfigure(config):
     session = _SESSION
     if session is not None and session.process is not None:
         twin = getattr(session.process, "twin", None)
+        for process in (twin, session.process):  # both end at once, then each is waited for
+            if process is not None:
+                process.ask_to_exit()
         if twin is not None:
             twin.close()
         session.process.close()

@@ -147,13 +147,20 @@ class Config:
     shm_bytes: int = SHM_BYTES
     tmp_bytes: int = TMP_BYTES
     #: The judge shares CUDA memory with the learner's process (a GPU run). CUDA's interprocess
-    #: handles are files in /dev/shm that only the judge's user may open (the driver's
-    #: ``cuda.shm.*`` and torch's ``torch_*`` reference counts, mode 0600): on the H200 the timed
-    #: calls failed under the sandbox user or with a private /dev/shm, and passed with both shared.
-    #: So the learner's process keeps the judge's uid (every capability dropped) and sees the host's
-    #: /dev/shm, and the keeper deletes what appeared there during the run (the judge's own files
-    #: aside). Best effort: no unprivileged uid and no process-count limit on a GPU as root.
+    #: handles are files in /dev/shm (the driver's ``cuda.shm.*`` and torch's ``torch_*`` reference
+    #: counts, mode 0600), and the driver maps a handle only into a process of the exporter's user
+    #: (`judge_sandbox_plan`). So the learner's process keeps the judge's uid and sees the judge's
+    #: /dev/shm: a root judge becomes the sandbox user first (`enter_judge_sandbox`), and the learner's
+    #: process then runs in a user namespace; where the judge stays root it keeps uid 0 with every
+    #: capability dropped. In the host's /dev/shm the keeper deletes what appeared during the run (the
+    #: judge's own files aside).
     cuda_ipc: bool = False
+    #: The judge's /dev/shm, which the learner's process shares (`cuda_ipc`), is a tmpfs of its own
+    #: (`enter_judge_sandbox`), freed by the kernel with it: the keeper deletes nothing there.
+    shm_private: bool = False
+    #: A folder the learner's process keeps between gradings, writable (its Triton cache on a GPU: one
+    #: learner's own gradings, never a class's), shown at the same path; empty: none.
+    kernel_cache: str = ""
     #: The keeper was forked from the learner's template (`grader.prestart`), which imported torch and
     #: Triton: the learner's process runs `grader.learner.runner` where it is, after the same setup, instead
     #: of starting a new Python (any other command is still executed).
@@ -369,6 +376,9 @@ def _probe_namespaces() -> bool:
     if pid == 0:  # the child tries, and says by its exit status
         code = 1
         try:
+            # A judge made itself undumpable (`make_undumpable`), and a fork keeps that: its /proc/self files
+            # then belong to root, and an ordinary user could not write the new namespace's uid_map.
+            prctl(PR_SET_DUMPABLE, 1)
             flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
             if os.geteuid() != 0:
                 flags |= CLONE_NEWUSER
@@ -411,13 +421,29 @@ def available_level() -> str:
 
 DESCRIPTIONS = {
     "namespaces": ("sandboxed (a root of its own holding only the runtime, read-only; own PID, IPC and network "
-                   "namespaces; an unprivileged user or no capabilities)"),
+                   "namespaces; no capabilities)"),
     "user": ("sandboxed (an unprivileged user; the hidden folders closed to others; what it leaves in /tmp and /dev/shm "
              "is deleted, the processes it leaves are killed)"),
     "partial": ("partly sandboxed (own session, limits, processes it leaves are killed; the learner's code runs "
                 "as you and can read and write what you can: grade a class in a container, see docs/grading.md)"),
 }
 
+
+
+def describe(level: str, *, gpu: bool) -> str:
+    """What the learner's process of this judge gets, for the result: the level, and whose user it runs as."""
+    said = DESCRIPTIONS.get(level, level)
+    if level == "partial":
+        return said
+    uid = os.geteuid()
+    if uid == 0 and not _in_user_namespace():
+        who = ("root without capabilities: on a GPU a root judge keeps it in its own user (GRADE_SANDBOX_GPU_USER=judge)"
+               if gpu else f"the sandbox user (uid {sandbox_uid()})")
+    elif uid == sandbox_uid():
+        who = f"the sandbox user (uid {uid}), as its judge does"
+    else:
+        who = f"your user (uid {uid}), in a user namespace"
+    return f"{said}; it runs as {who}"
 
 # --- starting a learner process ---------------------------------------------------------------------
 
@@ -590,6 +616,8 @@ def _mount_view(config: Config) -> None:
         if config.solutions:
             plan.append((os.path.realpath(config.solutions), "ro", os.path.realpath(config.solutions)))
     plan.append((config.scratch, "rw", config.scratch))
+    if config.kernel_cache:
+        plan.append((config.kernel_cache, "rw", config.kernel_cache))
     plan.sort(key=lambda item: item[0].rstrip("/").count("/"))
     for target, kind, source in plan:
         inside = view + target
@@ -625,6 +653,9 @@ def _namespaces(config: Config) -> None:
         flags |= CLONE_NEWNET
     if os.geteuid() != 0:
         flags |= CLONE_NEWUSER
+        # Forked from an undumpable template (`grader.prestart`) the keeper would be too, and an ordinary
+        # user could not write its new namespace's uid_map (/proc/self then belongs to root).
+        prctl(PR_SET_DUMPABLE, 1)
     _unshare(flags)
     if flags & CLONE_NEWUSER:
         _map_user(uid, gid)
@@ -712,6 +743,90 @@ def remove_new_shared_files(before: set[str], judge: int, folder: str = "/dev/sh
         except OSError:
             continue
     return removed
+
+
+#: In the judge's environment when its /dev/shm is a tmpfs of its own (`enter_judge_sandbox`): the keeper
+#: then leaves cleaning it to the kernel, which frees it with the judge's mount namespace.
+JUDGE_SHM_VARIABLE = "GRADE_JUDGE_SHM"
+
+
+def judge_sandbox_plan(*, gpu: bool) -> dict:
+    """How the judge of a GPU grading starts, where the grader runs as root with namespaces: as the
+    sandbox user (``uid``), and with a ``/dev/shm`` of its own (``private_shm``).
+
+    The judge hands the timed calls' inputs to the learner's process through CUDA's interprocess
+    handles, and the driver maps them only into a process of the exporter's user: measured on an H100
+    (driver 580), a root judge's tensors fail to map in a process of uid 65534 ("mapping of buffer
+    object failed") whatever /dev/shm holds, its handle files handed over by ``chown`` or opened to
+    all by ``chmod`` (docs/measurements/h100-sandbox-ipc.json). So the learner's process can only be
+    unprivileged if the judge is too: it becomes the sandbox user before CUDA starts, and its learner
+    processes run in a user namespace of their own, as on a learner's own machine.
+    ``GRADE_SANDBOX_GPU_USER=judge`` keeps the judge root (the learner's process then keeps uid 0
+    with every capability dropped) and ``GRADE_SANDBOX_SHM=host`` the host's /dev/shm. Elsewhere
+    (no GPU, not root, no namespaces): neither, an empty plan."""
+    if not gpu or os.geteuid() != 0 or _in_user_namespace() or available_level() != "namespaces":
+        return {}
+    plan = {}
+    if os.environ.get("GRADE_SANDBOX_GPU_USER", "sandbox") != "judge":
+        plan["uid"] = sandbox_uid()
+    if os.environ.get("GRADE_SANDBOX_SHM") != "host" and os.path.isdir("/dev/shm"):
+        plan["private_shm"] = True
+    return plan
+
+
+def can_judge_as(uid: int, *, read: list[str], write: list[str], namespaces: bool = True) -> str:
+    """Could a judge of user ``uid`` read ``read`` and write ``write``, and give its learner's process
+    namespaces? Tried in a forked child that becomes that user (nothing here changes): "" if so,
+    otherwise the first thing it could not, as a sentence. A course the sandbox user cannot read (a
+    root-only home, a root-only virtual environment) keeps the judge root."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
+        said = ""
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            prctl(PR_SET_DUMPABLE, 1)  # the credential change made it undumpable: it could not map a user
+            for path in read:
+                if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0)):
+                    said = f"uid {uid} cannot read {path}"
+                    break
+            for path in write if not said else ():
+                if not os.access(path, os.W_OK | os.X_OK):
+                    said = f"uid {uid} cannot write in {path}"
+                    break
+            if not said and namespaces and not _probe_namespaces():
+                said = f"uid {uid} gets no user namespace for the learner's process"
+        except Exception as exc:  # noqa: BLE001 - the child only reports
+            said = f"uid {uid} could not be tried: {exc}"
+        os.write(writer, said.encode()[:4000])
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        said = answer.read().decode(errors="replace")
+    os.waitpid(pid, 0)
+    return said
+
+
+def enter_judge_sandbox(plan: dict) -> None:
+    """In the judge's process before it execs (a ``preexec_fn``), as root: a mount namespace whose
+    ``/dev/shm`` is a fresh tmpfs (`SHM_BYTES`; every process the judge starts sees it, and it is gone
+    when the last of them ends), then the sandbox user. Raises SandboxError where a step fails: the
+    caller starts the judge without the plan."""
+    if plan.get("private_shm"):
+        _unshare(CLONE_NEWNS)
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={SHM_BYTES},mode=1777")
+    if "uid" in plan:
+        uid = plan["uid"]
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        except OSError as exc:
+            raise SandboxError(f"the judge could not become uid {uid}: {exc}") from exc
 
 
 def _learner_side(config: Config, command: list[str]) -> None:
@@ -819,9 +934,15 @@ def keeper(config: Config, command: list[str]) -> int:
     try:
         if drops:
             os.makedirs(os.path.join(config.scratch, "tmp"), exist_ok=True)
-            for folder, _, files in os.walk(config.scratch):
+        # The kernel cache outlives a grading: it becomes the user of whichever process writes it now (a
+        # grading as the sandbox user and one as root without capabilities may meet in the same folder).
+        owner = config.uid if drops else os.geteuid()
+        tops = ([config.scratch] if drops else []) + ([config.kernel_cache] if config.kernel_cache and os.geteuid() == 0
+                                                        and not _in_user_namespace() else [])
+        for top in tops:
+            for folder, _, files in os.walk(top):
                 for path in [folder, *(os.path.join(folder, f) for f in files)]:
-                    os.lchown(path, config.uid, config.uid)
+                    os.lchown(path, owner, owner)
         if config.level == "user" and drops:
             _deny_others([*config.hide, *config.conceal])
         if config.level == "namespaces":
@@ -832,7 +953,8 @@ def keeper(config: Config, command: list[str]) -> int:
     if not (config.level == "namespaces" and config.pid_namespace):
         become_subreaper()
     judge = os.getppid()
-    shared_before = set(os.listdir("/dev/shm")) if config.cuda_ipc and os.path.isdir("/dev/shm") else set()
+    host_shm = config.cuda_ipc and not config.shm_private  # the host's /dev/shm: what appears there is deleted
+    shared_before = set(os.listdir("/dev/shm")) if host_shm and os.path.isdir("/dev/shm") else set()
     pid = os.fork()
     if pid == 0:
         _learner_side(config, command)
@@ -854,7 +976,7 @@ def keeper(config: Config, command: list[str]) -> int:
     kill_children()  # whatever the learner's process left (a PID namespace has already done it)
     if config.level == "user" and drops:
         remove_leftovers(config.uid)
-    if config.cuda_ipc:
+    if host_shm:
         remove_new_shared_files(shared_before, judge)
     code = os.waitstatus_to_exitcode(status)
     return 128 - code if code < 0 else code  # a signal -s becomes 128 + s, as shells say it
