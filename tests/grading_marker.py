@@ -19,6 +19,7 @@ ENTRY_POINTS = (
     "sys.executable",  # a Python child: `python -m grader.commands.cli ...`, a compile, a wheel build
     "grading.grade",  # tests/grading.py: grades a learner file in a sandboxed child
     "grader.commands.isolation.run_checks",
+    "grader.commands.isolation.count_traffic",  # runs the traffic checks in a judge of their own
     "grader.learner.sandbox.start",  # the sandbox's keeper is the process a learner file runs in
     "grader.prestart.Template",  # a template process, which forks the judges
     "grader.commands.show.record_in_child",  # `grade show` runs the learner's file in an interpreter child

@@ -222,3 +222,26 @@ def test_a_report_path_in_the_way_costs_the_report_not_the_batch(tmp_path):
     assert tmp_path / "fine.html" in writer.finish(subs)
     assert "a.py" in (tmp_path / "fine.html").read_text() and "Performance was not measured" in (
         tmp_path / "fine.html").read_text()
+
+
+def test_a_gpu_run_gets_its_traffic_checks_from_the_interpreter():
+    """On a GPU the traffic checks skip (bytes are counted by the interpreter) and the L2 serves a second
+    read of an input, so a class graded there runs them again in the interpreter (`count_traffic`):
+    exercise 1's file that reads `x` twice fails there, as it does on a laptop."""
+    from grader.commands import isolation
+
+    exercise = catalogue.get(1)
+    wrong = exercise.wrong_dir / "reads_x_twice.py"
+    nodeid = "grader/exercises/ex01_vector_add/spec.py::test_traffic"
+    run = RunResult(exercise=1, learner_file=str(wrong), seed=5)
+    run.mode = "gpu"
+    run.checks = [CheckResult("spec.py::test_large[fp32]", "large[fp32]", True),
+                  CheckResult(nodeid, "traffic", False, skipped=True, message="counted in the interpreter")]
+    counted = isolation.count_traffic(run, exercise, wrong, seed=5, interpreter=False, select=None)
+    traffic = [c for c in counted.checks if c.name.startswith("traffic")]
+    assert len(traffic) == 1 and traffic[0].failed, traffic
+    assert "read `x` 2.00 times" in traffic[0].message, traffic[0].message
+    assert [c.name for c in counted.checks][0] == "large[fp32]"
+    interpreted = RunResult(exercise=1, learner_file=str(wrong), seed=5)
+    interpreted.mode = "interpreter"
+    assert isolation.count_traffic(interpreted, exercise, wrong, seed=5) is interpreted  # nothing to redo

@@ -81,13 +81,9 @@ def cmd_exercise(args, console: Console) -> int:
     hide = _hidden_state()
     run = isolation.run_checks(exercise, path, seed=seed, interpreter=args.interpreter,
                                check_timeout=args.timeout, file_timeout=args.file_timeout, strict=args.strict,
-                               hide=hide)
-    if args.traffic and run.mode == "gpu":
-        # Bytes are counted by Triton's interpreter: a second, interpreter-only run of the traffic check.
-        counted = isolation.run_checks(exercise, path, seed=seed, interpreter=True, check_timeout=args.timeout,
-                                       select="traffic", hide=hide)
-        replacements = {c.name: c for c in counted.checks if c.name.startswith("traffic")}
-        run.checks = [replacements.pop(c.name, c) for c in run.checks] + list(replacements.values())
+                               hide=hide, kernel_cache=isolation.kernel_cache_for(exercise, path))
+    if args.traffic:
+        run = isolation.count_traffic(run, exercise, path, seed=seed, check_timeout=args.timeout, hide=hide)
     if not args.from_path:
         progress_file.record_run(exercise.number, run)
     if args.json:

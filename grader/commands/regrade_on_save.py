@@ -177,6 +177,6 @@ def isolated_grader(*, interpreter: bool, timeout: float | None) -> Callable[[ca
 
         seed = int.from_bytes(os.urandom(3), "big")
         return isolation.run_checks(exercise, path, seed=seed, interpreter=interpreter, check_timeout=timeout,
-                                    hide=_state_folder())
+                                    hide=_state_folder(), kernel_cache=isolation.kernel_cache_for(exercise, path))
 
     return grade
