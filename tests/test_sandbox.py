@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -313,7 +314,7 @@ def _python_for_the_sandbox_user() -> str | None:
 
 @NAMESPACES
 @ROOT_ONLY
-def test_a_root_judge_that_becomes_the_sandbox_user_grades_as_before_and_its_learner_is_that_user():
+def test_a_root_judge_that_becomes_the_sandbox_user_grades_as_before_and_its_learner_is_that_user(tmp_path):
     """On a GPU as root the judge becomes the sandbox user before CUDA starts (`sandbox.judge_sandbox_plan`:
     the driver maps a judge's CUDA memory only into a process of its own user), with a /dev/shm of its own,
     and its learner's process runs in a user namespace as that user. The plan is forced here, in the
@@ -330,64 +331,112 @@ from grader.commands import isolation
 from grader.learner import sandbox
 sandbox.judge_sandbox_plan = lambda gpu: {{"uid": sandbox.DEFAULT_UID, "private_shm": True}}
 exercise = catalogue.get(1)
-run = isolation.run_checks(exercise, exercise.solution_path, seed=5, interpreter=True, select="matches_reference and n1025")
-print(json.dumps(run.to_json()))
+runs = {{}}
+for name in ("solution", "fork_300", "read_root_only"):
+    file = exercise.solution_path if name == "solution" else sys.argv[1] + "/" + name + ".py"
+    run = isolation.run_checks(exercise, file, seed=5, interpreter=True, select="matches_reference and n1025")
+    runs[name] = run.to_json()
+print(json.dumps(runs))
 """
+    # Two attacks, from a folder only root may read: the judge grades a copy it is given, as that user.
+    hidden = tmp_path / "class"
+    hidden.mkdir(mode=0o700)
+    for name in ("fork_300", "read_root_only"):
+        shutil.copy(Path(__file__).parent / "hostile" / "sandbox" / f"{name}.py", hidden / f"{name}.py")
     before = set(os.listdir("/dev/shm"))
-    done = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    # Its gradings' folders belong to the sandbox user: outside /tmp, where a `user`-level test running
+    # beside this one deletes whatever that user owns.
+    folder = Path(tempfile.mkdtemp(prefix="grade-test-", dir="/var/tmp"))
+    os.chmod(folder, 0o711)
+    try:
+        done = subprocess.run([python, "-c", script, str(hidden)], capture_output=True, text=True, timeout=400,
+                              env={**os.environ, "TRITON_INTERPRET": "1", "TMPDIR": str(folder)})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    import json
-
-    run = json.loads(done.stdout.splitlines()[-1])
+    runs = json.loads(done.stdout.splitlines()[-1])
+    run = runs["solution"]
     failed = [c for c in run["checks"] if not c["passed"] and not c.get("skipped")]
-    assert run["checks"] and not failed and not run.get("fatal"), failed or run.get("fatal")
+    assert run["checks"] and not failed and not run.get("fatal"), [c["message"] for c in failed] or run.get("fatal")
     assert f"the sandbox user (uid {sandbox.DEFAULT_UID}), as its judge does" in run["sandbox"], run["sandbox"]
+    said = json.dumps(runs["fork_300"])
+    assert "processes (threads count too), the sandbox's limit" in said, said[-1500:]  # RLIMIT_NPROC in its namespace
+    said = json.dumps(runs["read_root_only"])
+    assert "ESCAPED" not in said and "root:" not in said, said[-1500:]
+    assert f"as its judge does" in runs["read_root_only"]["sandbox"]  # the copy let the judge drop
     left = [n for n in set(os.listdir("/dev/shm")) - before if os.lstat(f"/dev/shm/{n}").st_uid == sandbox.DEFAULT_UID]
     assert not left, left
 
 
 @ROOT_ONLY
-def test_a_judge_stays_root_where_the_sandbox_user_cannot_reach_the_learners_file(tmp_path, monkeypatch):
-    """The sandbox user must read the course, its Python and the learner's file, and write the grading's
-    folder: tried first in a forked child (`sandbox.can_judge_as`). A file in a root-only folder keeps the
-    judge root and says why; a kernel cache that user cannot write is left out, one it can is kept."""
+def test_a_judge_stays_root_only_where_the_sandbox_user_cannot_reach_the_course(tmp_path, monkeypatch):
+    """The sandbox user must read the course and its Python, and write the grading's folder: tried first in
+    a forked child (`sandbox.can_judge_as`). A Python only root may run keeps the judge root and says
+    why; a learner's file in a root-only folder does not (the judge is given a copy); a kernel cache that
+    user cannot write is left out, one it can is kept."""
     from grader import catalogue
     from grader.commands import isolation
 
     python = _python_for_the_sandbox_user()
     if python is None:
         pytest.skip("no Python here that uid 65534 may run with this environment's packages")
-    monkeypatch.setattr(sys, "executable", python)  # the judge's Python, as the grading would start it
     monkeypatch.setattr(sandbox, "judge_sandbox_plan", lambda gpu: {"uid": sandbox.DEFAULT_UID})
     exercise = catalogue.get(1)
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     (private / "mine.py").write_text("x = 1\n")
-    grading = Path(tempfile.mkdtemp(prefix="grade-test-", dir="/tmp"))
-    try:
-        os.chmod(grading, 0o711)
-        plan = isolation.judge_plan(gpu=True, exercise=exercise, learner_file=private / "mine.py", tmp_root=grading,
-                                    kernel_cache=None, env={})
-        assert "uid" not in plan and "cannot read" in plan["refused"] and "mine.py" in plan["refused"], plan
-        assert os.stat(grading).st_uid == 0  # handed back to the judge that stays root
+    (private / "python").write_bytes(b"")
+    folders = []
 
-        readable = exercise.solution_path
+    def plan_for(learner_file, kernel_cache=None, env=None):
+        folders.append(Path(tempfile.mkdtemp(prefix="grade-test-", dir="/tmp")))
+        os.chmod(folders[-1], 0o711)
+        return isolation.judge_plan(gpu=True, exercise=exercise, learner_file=learner_file, tmp_root=folders[-1],
+                                    kernel_cache=kernel_cache, env={} if env is None else env)
+
+    try:
+        monkeypatch.setattr(sys, "executable", str(private / "python"))
+        plan = plan_for(exercise.solution_path)
+        assert "uid" not in plan and "cannot read" in plan["refused"] and "python" in plan["refused"], plan
+        assert os.stat(folders[-1]).st_uid == 0  # handed back to the judge that stays root
+
+        monkeypatch.setattr(sys, "executable", python)  # the judge's Python, as the grading would start it
         env: dict = {}
-        plan = isolation.judge_plan(gpu=True, exercise=exercise, learner_file=readable, tmp_root=grading,
-                                    kernel_cache=private / "cache" / "ex01-abc", env=env)
+        plan = plan_for(private / "mine.py", kernel_cache=private / "cache" / "ex01-abc", env=env)
         assert plan.get("uid") == sandbox.DEFAULT_UID and "kernel_cache" not in plan, plan
-        assert os.stat(grading).st_uid == sandbox.DEFAULT_UID and env["HOME"].startswith(str(grading))
+        assert Path(plan["learner_file"]).read_text() == "x = 1\n" and plan["learner_file"].startswith(str(folders[-1]))
+        assert os.stat(folders[-1]).st_uid == sandbox.DEFAULT_UID and env["HOME"].startswith(str(folders[-1]))
+        assert env["GRADE_CACHE_DIR"].startswith(str(folders[-1]))  # the ceilings, in a copy it may write
+
         shared = Path(tempfile.mkdtemp(prefix="grade-test-cache-", dir="/tmp"))
+        folders.append(shared)
         os.chmod(shared, 0o777)
-        other = Path(tempfile.mkdtemp(prefix="grade-test-", dir="/tmp"))
-        plan = isolation.judge_plan(gpu=True, exercise=exercise, learner_file=readable, tmp_root=other,
-                                    kernel_cache=shared / "kernels" / "ex01-abc", env={})
-        assert plan.get("kernel_cache") == str(shared / "kernels" / "ex01-abc"), plan
-        shutil.rmtree(shared)
-        shutil.rmtree(other)
+        plan = plan_for(exercise.solution_path, kernel_cache=shared / "kernels" / "ex01-abc")
+        assert plan.get("kernel_cache") == str(shared / "kernels" / "ex01-abc") and "learner_file" not in plan, plan
     finally:
-        shutil.rmtree(grading, ignore_errors=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_ceilings_a_sandboxed_judge_measured_are_kept_and_nothing_else(tmp_path, monkeypatch):
+    """A judge that was the sandbox user measured into a copy of the ceiling cache: the grader keeps the
+    entries shaped like a ceiling under their own key, and drops anything else the copy holds."""
+    from grader.commands import isolation
+
+    monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path / "cache"))
+    good = {"gpu": "NVIDIA H100 80GB HBM3", "driver": "580.159.04", "ceiling_gbps": 3031.0, "copy_gbps": 2950.5,
+            "add_gbps": 3031.0, "buffer_bytes": 1 << 30, "measured_at": "2026-12-06", "torch": "2.11.0"}
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps({"NVIDIA H100 80GB HBM3 | driver 580.159.04": good,
+                                "NVIDIA H200 | driver 1": {**good, "ceiling_gbps": 1.0},  # under another GPU's key
+                                "x | driver y": {"gpu": "x"}}))
+    assert isolation.keep_measured_ceilings(str(copy)) == 1
+    kept = json.loads((tmp_path / "cache" / "ceilings.json").read_text())
+    assert kept == {"NVIDIA H100 80GB HBM3 | driver 580.159.04": good}
+    assert isolation.keep_measured_ceilings(str(copy)) == 0  # already known
+    link = tmp_path / "link.json"
+    link.symlink_to(copy)
+    assert isolation.keep_measured_ceilings(str(link)) == 0  # a link is not followed
 
 
 def test_no_judge_plan_without_a_gpu():

@@ -143,8 +143,12 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     judge_in_interpreter = interpreter or device.interpreter_requested() or not device.driver_present()
     plan = judge_plan(gpu=not judge_in_interpreter, exercise=exercise, learner_file=path, tmp_root=tmp_root,
                       kernel_cache=kernel_cache if not strict else None, env=env)
-    if plan.get("uid") is not None and kernel_cache and not strict and not plan.get("kernel_cache"):
-        env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(o) for o in private if not o.startswith("--kernel-cache="))
+    if plan.get("uid") is not None:
+        if kernel_cache and not strict and not plan.get("kernel_cache"):
+            private = [o for o in private if not o.startswith("--kernel-cache=")]
+        if plan.get("learner_file"):
+            private = [f"--learner-file={plan['learner_file']}" if o.startswith("--learner-file=") else o for o in private]
+        env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
     try:
         # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
         with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
@@ -192,6 +196,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
             with _RUNNING_LOCK:
                 _RUNNING.discard(proc)
         judge_tail = _tail(judge_log)
+        if plan.get("ceilings"):
+            keep_measured_ceilings(plan["ceilings"])
         shutil.rmtree(tmp_root, ignore_errors=True)
 
     returncode = proc.returncode if proc is not None else None
@@ -282,6 +288,15 @@ def judge_plan(*, gpu: bool, exercise: Exercise, learner_file: Path, tmp_root: P
         while not cache_parent.exists() and cache_parent != cache_parent.parent:
             cache_parent = cache_parent.parent
     os.chown(tmp_root, uid, uid)
+    if sandbox.can_judge_as(uid, read=[str(learner_file)], write=[], namespaces=False):
+        # The learner's file sits where that user cannot read it (a folder of root's): the judge gets a copy.
+        folder = tmp_root / "submission"
+        folder.mkdir(mode=0o755)
+        copy = folder / learner_file.name
+        shutil.copyfile(learner_file, copy)
+        os.chmod(copy, 0o644)
+        plan["learner_file"] = str(copy)
+        read[read.index(str(learner_file))] = str(copy)
     refused = sandbox.can_judge_as(uid, read=read, write=[str(tmp_root)])
     if refused:
         os.chown(tmp_root, os.geteuid(), os.getegid())
@@ -292,9 +307,61 @@ def judge_plan(*, gpu: bool, exercise: Exercise, learner_file: Path, tmp_root: P
     home.mkdir(mode=0o700)
     os.chown(home, uid, uid)
     env.update(HOME=str(home), TMPDIR=str(home))
+    # The measured ceilings: the judge reads and writes a copy in its home (root's cache folder is closed to
+    # it), and this process keeps what it measured (`keep_measured_ceilings`).
+    ceilings = _ceiling_cache_path()
+    judge_cache = home / "cache"
+    judge_cache.mkdir(mode=0o700)
+    if ceilings.is_file():
+        shutil.copyfile(ceilings, judge_cache / "ceilings.json")
+    for path in [judge_cache, *judge_cache.iterdir()]:
+        os.chown(path, uid, uid)
+    env["GRADE_CACHE_DIR"] = str(judge_cache)
+    plan["ceilings"] = str(judge_cache / "ceilings.json")
     if cache_parent is not None and not sandbox.can_judge_as(uid, read=[], write=[str(cache_parent)], namespaces=False):
         plan["kernel_cache"] = str(kernel_cache)  # else the learner's process compiles into its scratch folder
     return plan
+
+
+def _ceiling_cache_path() -> Path:
+    """`grader.bandwidth.cache_path`, without importing torch (as the bandwidth module does)."""
+    override = os.environ.get("GRADE_CACHE_DIR")
+    if override:
+        return Path(override) / "ceilings.json"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("triton-memory-course")) / "ceilings.json"
+
+
+def keep_measured_ceilings(copy: str) -> int:
+    """After a judge that was the sandbox user: the ceilings it measured, from its copy of the cache, kept
+    in this process's cache (each entry checked for the fields a ceiling has); how many were new."""
+    try:
+        fd = os.open(copy, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as file:
+            measured = json.loads(file.read(1 << 20))
+    except (OSError, ValueError):
+        return 0
+    target = _ceiling_cache_path()
+    try:
+        known = json.loads(target.read_text())
+    except (OSError, ValueError):
+        known = {}
+    known = known if isinstance(known, dict) else {}
+    fields = {"gpu": str, "driver": str, "ceiling_gbps": float, "copy_gbps": float, "add_gbps": float,
+              "buffer_bytes": int, "measured_at": str, "torch": str}
+    new = {}
+    for key, entry in (measured.items() if isinstance(measured, dict) else ()):
+        if (isinstance(entry, dict) and set(entry) == set(fields) and known.get(key) != entry
+                and all(isinstance(entry[f], (int, float) if kind is float else kind) for f, kind in fields.items())
+                and key == f"{entry['gpu']} | driver {entry['driver']}"):
+            new[key] = entry
+    if new:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({**known, **new}, indent=1))
+        os.replace(tmp, target)
+    return len(new)
 
 
 def _start_judge(arguments: list[str], *, env: dict[str, str], log: int, events_fd: int, interpreter: bool,

@@ -581,6 +581,16 @@ def _drops_user(config: Config) -> bool:
             and not config.cuda_ipc)
 
 
+def _nproc_per_namespace() -> bool:
+    """Does ``RLIMIT_NPROC`` count per user namespace here (Linux 5.14 and later)? Before, it counted every
+    process of the uid, the judge's and the user's own included: the limit is then left off."""
+    try:
+        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (5, 14)
+
+
 def _in_user_namespace() -> bool:
     try:
         return Path("/proc/self/uid_map").read_text().split()[:3] != ["0", "0", "4294967295"]
@@ -847,6 +857,10 @@ def _learner_side(config: Config, command: list[str]) -> None:
             os.setresuid(config.uid, config.uid, config.uid)
             if config.processes:
                 resource.setrlimit(resource.RLIMIT_NPROC, (config.processes, config.processes))
+        elif config.processes and config.level == "namespaces" and _in_user_namespace() and _nproc_per_namespace():
+            # In a user namespace of its own the limit counts only the processes of that namespace's user
+            # (Linux 5.14's ucounts): the learner's alone, not the judge's of the same uid outside it.
+            resource.setrlimit(resource.RLIMIT_NPROC, (config.processes, config.processes))
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if config.level == "namespaces":
             clear_capabilities()
