@@ -437,8 +437,8 @@ def describe(level: str, *, gpu: bool) -> str:
         return said
     uid = os.geteuid()
     if uid == 0 and not _in_user_namespace():
-        who = ("root without capabilities: on a GPU a root judge keeps it in its own user (GRADE_SANDBOX_GPU_USER=judge)"
-               if gpu else f"the sandbox user (uid {sandbox_uid()})")
+        who = ("root without capabilities (its judge stayed root: the sandbox user could not run the course, "
+               "or GRADE_SANDBOX_GPU_USER=judge)" if gpu else f"the sandbox user (uid {sandbox_uid()})")
     elif uid == sandbox_uid():
         who = f"the sandbox user (uid {uid}), as its judge does"
     else:
