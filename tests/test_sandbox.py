@@ -253,6 +253,34 @@ def test_user_level_hides_folders_deletes_leftovers_and_limits_processes(tmp_pat
     assert "Cannot fork" in said and "forked" in said, said  # the shell's words past RLIMIT_NPROC
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or not sandbox._nproc_per_namespace(),
+                    reason="a per-namespace process count needs a root grader and Linux 5.14")
+@pytest.mark.parametrize("level", ["namespaces", "user"])
+def test_one_files_fork_loop_does_not_starve_a_grading_beside_it(level, tmp_path):
+    """Both run as the sandbox user; each has a count of processes of its own (its own user namespace),
+    so the second still starts its processes while the first holds every one its limit allows."""
+    if level == "namespaces" and sandbox.available_level() != "namespaces":
+        pytest.skip("no namespaces here")
+    import threading
+
+    greedy = "(i=0; while [ $i -lt 100 ]; do sleep 8 & i=$((i+1)); done) 2>&1 | head -1; echo greedy-held; sleep 6"
+    beside = ("sleep 2; i=0; while [ $i -lt 10 ]; do sleep 1 & i=$((i+1)); done; wait; echo beside-forked; "
+              "cat /proc/self/uid_map; id -u")
+    results = {}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = threading.Thread(target=lambda: results.update(greedy=_run(level, greedy, tmp_path / "a", processes=40)))
+    first.start()
+    results["beside"] = _run(level, beside, tmp_path / "b", processes=40)
+    first.join()
+    _, greedy_said, _ = results["greedy"]
+    _, beside_said, _ = results["beside"]
+    assert "greedy-held" in greedy_said and "Cannot fork" in greedy_said, greedy_said  # it reached its limit
+    assert "Cannot fork" not in beside_said and "beside-forked" in beside_said, beside_said
+    uid = str(sandbox.sandbox_uid())
+    assert beside_said.split()[-4:] == [uid, uid, "1", uid], beside_said  # its own user namespace, the same user
+
+
 @pytest.mark.parametrize("level", _levels())
 def test_a_setup_failure_travels_on_the_sandbox_channel_and_an_exit_status_is_only_a_status(level, tmp_path):
     code, said, _ = _run(level, "echo 'grader sandbox: mount failed' >&2; exit 96", tmp_path)
@@ -373,7 +401,7 @@ def test_a_judge_stays_root_only_where_the_sandbox_user_cannot_reach_the_course(
     """The sandbox user must read the course and its Python, and write the grading's folder: tried first in
     a forked child (`sandbox.can_judge_as`). A Python only root may run keeps the judge root and says
     why; a learner's file in a root-only folder does not (the judge is given a copy); a kernel cache that
-    user cannot write is left out, one it can is kept."""
+    user cannot write is handed to it as a copy and kept afterwards, one it can write is used as it is."""
     from grader import catalogue
     from grader.commands import isolation
 
@@ -402,8 +430,25 @@ def test_a_judge_stays_root_only_where_the_sandbox_user_cannot_reach_the_course(
 
         monkeypatch.setattr(sys, "executable", python)  # the judge's Python, as the grading would start it
         env: dict = {}
-        plan = plan_for(private / "mine.py", kernel_cache=private / "cache" / "ex01-abc", env=env)
-        assert plan.get("uid") == sandbox.DEFAULT_UID and "kernel_cache" not in plan, plan
+        kept = private / "cache" / "ex01-abc"
+        (kept / "0a1b").mkdir(parents=True)
+        (kept / "0a1b" / "add_kernel.cubin").write_bytes(b"compiled before")
+        (kept / "0a1b" / "stolen").symlink_to("/etc/shadow")
+        plan = plan_for(private / "mine.py", kernel_cache=kept, env=env)
+        assert plan.get("uid") == sandbox.DEFAULT_UID and plan["kernel_cache_kept"] == str(kept), plan
+        copy = Path(plan["kernel_cache"])  # root's cache is closed to that user: a copy it owns, in its home
+        assert copy.is_relative_to(folders[-1]) and os.stat(copy).st_uid == sandbox.DEFAULT_UID
+        assert (copy / "0a1b" / "add_kernel.cubin").read_bytes() == b"compiled before"
+        assert os.stat(copy / "0a1b" / "add_kernel.cubin").st_uid == sandbox.DEFAULT_UID
+        assert not os.path.lexists(copy / "0a1b" / "stolen")  # a link is not copied
+        (copy / "0a1b" / "add_kernel.cubin").write_bytes(b"compiled now")  # what the learner's process wrote
+        (copy / "ffee").mkdir()
+        (copy / "ffee" / "other.json").write_text("{}")
+        (copy / "ffee" / "passwd").symlink_to("/etc/passwd")
+        assert isolation.keep_kernel_cache(str(copy), str(kept)) == len(b"compiled now") + 2
+        assert (kept / "0a1b" / "add_kernel.cubin").read_bytes() == b"compiled now"
+        assert (kept / "ffee" / "other.json").read_text() == "{}" and not os.path.lexists(kept / "ffee" / "passwd")
+        assert os.stat(kept / "ffee" / "other.json").st_uid == 0
         assert Path(plan["learner_file"]).read_text() == "x = 1\n" and plan["learner_file"].startswith(str(folders[-1]))
         assert os.stat(folders[-1]).st_uid == sandbox.DEFAULT_UID and env["HOME"].startswith(str(folders[-1]))
         assert env["GRADE_CACHE_DIR"].startswith(str(folders[-1]))  # the ceilings, in a copy it may write

@@ -27,6 +27,7 @@ import select as _select
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -146,6 +147,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     if plan.get("uid") is not None:
         if kernel_cache and not strict and not plan.get("kernel_cache"):
             private = [o for o in private if not o.startswith("--kernel-cache=")]
+        if plan.get("kernel_cache_kept"):
+            private = [f"--kernel-cache={plan['kernel_cache']}" if o.startswith("--kernel-cache=") else o for o in private]
         if plan.get("learner_file"):
             private = [f"--learner-file={plan['learner_file']}" if o.startswith("--learner-file=") else o for o in private]
         env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
@@ -198,6 +201,8 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
         judge_tail = _tail(judge_log)
         if plan.get("ceilings"):
             keep_measured_ceilings(plan["ceilings"])
+        if plan.get("kernel_cache_kept"):
+            keep_kernel_cache(plan["kernel_cache"], plan["kernel_cache_kept"])
         shutil.rmtree(tmp_root, ignore_errors=True)
 
     returncode = proc.returncode if proc is not None else None
@@ -318,9 +323,75 @@ def judge_plan(*, gpu: bool, exercise: Exercise, learner_file: Path, tmp_root: P
         os.chown(path, uid, uid)
     env["GRADE_CACHE_DIR"] = str(judge_cache)
     plan["ceilings"] = str(judge_cache / "ceilings.json")
-    if cache_parent is not None and not sandbox.can_judge_as(uid, read=[], write=[str(cache_parent)], namespaces=False):
-        plan["kernel_cache"] = str(kernel_cache)  # else the learner's process compiles into its scratch folder
+    if cache_parent is not None:
+        if not sandbox.can_judge_as(uid, read=[], write=[str(cache_parent)], namespaces=False):
+            plan["kernel_cache"] = str(kernel_cache)
+        else:
+            # Root's cache folder is closed to that user: the learner's process compiles into a copy in the
+            # judge's home, kept afterwards (`keep_kernel_cache`). Without it every grading compiled its
+            # kernels again (about 2 s of `grade exercise 1` on an H100).
+            copy = home / "kernels"
+            _copy_regular_files(Path(kernel_cache), copy, owner=uid)
+            plan["kernel_cache"] = str(copy)
+            plan["kernel_cache_kept"] = str(kernel_cache)
     return plan
+
+
+#: The most a kept kernel cache may hold: exercise 1's is about 0.3 MB, the largest exercise's a few.
+KERNEL_CACHE_BYTES = 64 << 20
+
+
+def _copy_regular_files(source: Path, target: Path, *, owner: int | None = None,
+                        limit: int = KERNEL_CACHE_BYTES) -> int:
+    """Copy the folders and regular files under ``source`` into ``target`` (made if missing), never
+    following a link and skipping anything else, up to ``limit`` bytes; with ``owner``, that user owns
+    what is made. Returns the bytes copied."""
+    copied = 0
+    target.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if owner is not None:
+        os.chown(target, owner, owner)
+    if not source.is_dir() or source.is_symlink():
+        return 0
+    for folder, dirs, files in os.walk(source, followlinks=False):
+        here = target / Path(folder).relative_to(source)
+        for name in dirs:
+            if not (Path(folder) / name).is_symlink():
+                (here / name).mkdir(mode=0o700, exist_ok=True)
+                if owner is not None:
+                    os.chown(here / name, owner, owner)
+        for name in files:
+            try:
+                fd = os.open(Path(folder) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a link, or gone
+            with os.fdopen(fd, "rb") as file:
+                info = os.fstat(file.fileno())
+                if not stat.S_ISREG(info.st_mode) or copied + info.st_size > limit:
+                    continue
+                data = file.read(info.st_size)
+            out = os.open(here / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(out, "wb") as file:
+                file.write(data)
+            if owner is not None:
+                os.chown(here / name, owner, owner)
+            copied += len(data)
+    return copied
+
+
+def keep_kernel_cache(copy: str, kept: str) -> int:
+    """After a judge that was the sandbox user: the Triton cache its learner's process wrote in the copy
+    (`judge_plan`) replaces the file's own cache folder, regular files only; the bytes kept."""
+    target = Path(kept)
+    fresh = target.with_name(f".{target.name}.{os.getpid()}.new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    try:
+        copied = _copy_regular_files(Path(copy), fresh)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(fresh, target)
+    except OSError:
+        shutil.rmtree(fresh, ignore_errors=True)
+        return 0
+    return copied
 
 
 def _ceiling_cache_path() -> Path:

@@ -80,6 +80,9 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 MOUNT_ATTR_RDONLY = 0x1
 AT_FDCWD, AT_RECURSIVE = -100, 0x8000
 SYS_MOUNT_SETATTR = 442  # the same number on x86-64 and arm64
+#: pivot_root has no glibc wrapper; its number differs by architecture.
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203}.get(os.uname().machine, 155)
+MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
 PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 36, 38, 47, 4
 CAPABILITY_VERSION_3 = 0x20080522
@@ -591,6 +594,33 @@ def _nproc_per_namespace() -> bool:
     return (major, minor) >= (5, 14)
 
 
+def _own_process_count(uid: int, gid: int) -> bool:
+    """Give the learner's process a count of processes of its own: a user namespace with the same user
+    inside and out, in which ``RLIMIT_NPROC`` counts only this process and what it starts (Linux 5.14's
+    per-namespace counts). Without it every process of the sandbox user shares one count, so a file that
+    forks in a loop starves whatever else runs as that user: a classmate graded beside it in
+    ``grade batch --jobs`` failed to start a thread ("died with exit status 1"). The capabilities a new
+    user namespace hands out are taken away again at once. Returns False where the kernel refuses
+    (before 5.14, no user namespaces for this user, or a root that is not its mount namespace's):
+    the count is then shared, as before."""
+    if not _nproc_per_namespace():
+        return False
+    prctl(PR_SET_DUMPABLE, 1)  # changing the uid made /proc/self root's: the map could not be written
+    try:
+        _unshare(CLONE_NEWUSER)
+    except SandboxError:
+        prctl(PR_SET_DUMPABLE, 0)
+        return False
+    try:
+        _map_user(uid, gid)  # unmapped, the user would still be itself outside, and the count its own
+    except OSError:
+        pass
+    finally:
+        prctl(PR_SET_DUMPABLE, 0)
+    drop_capabilities()  # raises where it cannot: a sandbox that failed to set up says so
+    return True
+
+
 def _in_user_namespace() -> bool:
     try:
         return Path("/proc/self/uid_map").read_text().split()[:3] != ["0", "0", "4294967295"]
@@ -681,7 +711,13 @@ def _enter_view(config: Config) -> None:
     except SandboxError:  # no PID namespace of its own, in a user namespace: the host's, read-only
         _mount("/proc", view + "/proc", None, MS_BIND | MS_REC)
         _mount_setattr(view + "/proc", set_=MOUNT_ATTR_RDONLY)
-    os.chroot(view)
+    # Its own mount namespace, then pivot_root rather than chroot: the root of the process is then the
+    # root of its mount namespace, the condition for creating a user namespace (see `_own_process_count`),
+    # and the keeper, in the namespace left behind, keeps its view of the host.
+    _unshare(CLONE_NEWNS)
+    os.chdir(view)
+    _check(_libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT), b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", ctypes.c_int(MNT_DETACH)), "umount the old root")  # the host's root, stacked under
     os.chdir("/")
 
 
@@ -856,6 +892,7 @@ def _learner_side(config: Config, command: list[str]) -> None:
             os.setresgid(config.uid, config.uid, config.uid)
             os.setresuid(config.uid, config.uid, config.uid)
             if config.processes:
+                _own_process_count(config.uid, config.uid)
                 resource.setrlimit(resource.RLIMIT_NPROC, (config.processes, config.processes))
         elif config.processes and config.level == "namespaces" and _in_user_namespace() and _nproc_per_namespace():
             # In a user namespace of its own the limit counts only the processes of that namespace's user
