@@ -15,8 +15,9 @@ strongly each part holds depends on the level, the strongest this machine allows
 (``GRADE_SANDBOX`` picks one by name):
 
 ``namespaces`` (root, or an unprivileged user namespace)
-    New mount, PID and network namespaces, and a new root: an empty tmpfs holding read-only binds
-    of the system folders, the Python that runs the grader, and the course's ``grader/`` package
+    New mount, PID and network namespaces, and a new root (``pivot_root``, the host's root detached):
+    an empty tmpfs holding read-only binds of the system folders, the Python that runs the grader, and
+    the course's ``grader/`` package
     (without the natural files, correct kernels written another way), the private scratch folder
     (writable) and fresh, capped tmpfs mounts on ``/tmp`` and ``/dev/shm``. Nothing else exists
     there: not ``solutions/``, ``tests/``, the class folder, the output folder, the progress
@@ -40,7 +41,9 @@ strongly each part holds depends on the level, the strongest this machine allows
 At every level: ``PR_SET_PDEATHSIG`` (the learner's process dies with the keeper, the keeper with
 the judge), ``RLIMIT_FSIZE`` (no file, stdout and stderr included, grows past `FILE_LIMIT`),
 ``RLIMIT_CORE`` 0, ``RLIMIT_DATA`` (`memory_limit`), ``RLIMIT_NPROC`` where the process has a
-user of its own (`process_limit`), and a private working folder.
+user of its own (`process_limit`; counted in a user namespace of the process's own where the kernel
+allows, so gradings beside each other do not share it: `_own_process_count`), and a private working
+folder.
 """
 
 from __future__ import annotations
