@@ -445,10 +445,11 @@ def test_a_judge_stays_root_only_where_the_sandbox_user_cannot_reach_the_course(
         (copy / "ffee").mkdir()
         (copy / "ffee" / "other.json").write_text("{}")
         (copy / "ffee" / "passwd").symlink_to("/etc/passwd")
+        (copy / "etc").symlink_to("/etc")  # a folder link: never entered, never made
         assert isolation.keep_kernel_cache(str(copy), str(kept)) == len(b"compiled now") + 2
         assert (kept / "0a1b" / "add_kernel.cubin").read_bytes() == b"compiled now"
         assert (kept / "ffee" / "other.json").read_text() == "{}" and not os.path.lexists(kept / "ffee" / "passwd")
-        assert os.stat(kept / "ffee" / "other.json").st_uid == 0
+        assert os.stat(kept / "ffee" / "other.json").st_uid == 0 and not os.path.lexists(kept / "etc")
         assert Path(plan["learner_file"]).read_text() == "x = 1\n" and plan["learner_file"].startswith(str(folders[-1]))
         assert os.stat(folders[-1]).st_uid == sandbox.DEFAULT_UID and env["HOME"].startswith(str(folders[-1]))
         assert env["GRADE_CACHE_DIR"].startswith(str(folders[-1]))  # the ceilings, in a copy it may write

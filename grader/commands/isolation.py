@@ -352,16 +352,22 @@ def _copy_regular_files(source: Path, target: Path, *, owner: int | None = None,
         os.chown(target, owner, owner)
     if not source.is_dir() or source.is_symlink():
         return 0
-    for folder, dirs, files in os.walk(source, followlinks=False):
+    # os.fwalk opens each folder by descriptor without following links: a folder swapped for a link while
+    # it runs is not entered (the copy is the sandbox user's).
+    for folder, dirs, files, folder_fd in os.fwalk(source, follow_symlinks=False):
         here = target / Path(folder).relative_to(source)
         for name in dirs:
-            if not (Path(folder) / name).is_symlink():
-                (here / name).mkdir(mode=0o700, exist_ok=True)
-                if owner is not None:
-                    os.chown(here / name, owner, owner)
+            try:
+                if not stat.S_ISDIR(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode):
+                    continue  # a link to a folder (listed, never entered)
+            except OSError:
+                continue
+            (here / name).mkdir(mode=0o700, exist_ok=True)
+            if owner is not None:
+                os.chown(here / name, owner, owner)
         for name in files:
             try:
-                fd = os.open(Path(folder) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
             except OSError:
                 continue  # a link, or gone
             with os.fdopen(fd, "rb") as file:
