@@ -119,12 +119,6 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     tmp_root = Path(tempfile.mkdtemp(prefix="grade-"))
     os.chmod(tmp_root, 0o711)  # the sandbox user passes through to its own scratch folder, lists nothing
     read_fd, write_fd = os.pipe()
-    # What names the learner's file and the folders hidden from it travels in the judge's environment:
-    # any process may read a command line in /proc, only the same user another process's environment.
-    # Each option is one `--name=value` word, so a file named `-k.py` is a value, not an option.
-    private = [f"--learner-file={path}", f"--display={display}", f"--tmp-root={tmp_root}",
-               *(f"--hide={folder}" for folder in hide),
-               *([f"--kernel-cache={kernel_cache}"] if kernel_cache and not strict else [])]
     command = [str(exercise.spec_file), f"--grade-seed={seed}", f"--grade-events-fd={write_fd}"]
     if interpreter:
         command.append("--interpreter")
@@ -133,7 +127,6 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     if select:
         command += ["-k", select]
     env = dict(os.environ)
-    env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("PYTHONFAULTHANDLER", "1")
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # other plugins cost seconds and can import Triton early
@@ -142,16 +135,17 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
     proc = None
     timed_out = False
     judge_in_interpreter = interpreter or device.interpreter_requested() or not device.driver_present()
+    kernel_cache = kernel_cache if not strict else None
     plan = judge_plan(gpu=not judge_in_interpreter, exercise=exercise, learner_file=path, tmp_root=tmp_root,
-                      kernel_cache=kernel_cache if not strict else None, env=env)
-    if plan.get("uid") is not None:
-        if kernel_cache and not strict and not plan.get("kernel_cache"):
-            private = [o for o in private if not o.startswith("--kernel-cache=")]
-        if plan.get("kernel_cache_kept"):
-            private = [f"--kernel-cache={plan['kernel_cache']}" if o.startswith("--kernel-cache=") else o for o in private]
-        if plan.get("learner_file"):
-            private = [f"--learner-file={plan['learner_file']}" if o.startswith("--learner-file=") else o for o in private]
-        env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
+                      kernel_cache=kernel_cache, env=env)
+    if plan.get("uid") is not None:  # a judge that becomes the sandbox user: what that user may reach
+        kernel_cache = plan.get("kernel_cache")
+    # What names the learner's file and the folders hidden from it travels in the judge's environment:
+    # any process may read a command line in /proc, only the same user another process's environment.
+    # Each option is one `--name=value` word, so a file named `-k.py` is a value, not an option.
+    private = [f"--learner-file={plan.get('learner_file', path)}", f"--display={display}", f"--tmp-root={tmp_root}",
+               *(f"--hide={folder}" for folder in hide), *([f"--kernel-cache={kernel_cache}"] if kernel_cache else [])]
+    env["PYTEST_ADDOPTS"] = " ".join(shlex.quote(option) for option in private)
     try:
         # 0600: the learner's process knows this folder (its scratch folder is inside) and may be another user.
         with open(os.open(judge_log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as log:
@@ -242,8 +236,9 @@ def run_checks(exercise: Exercise, learner_file: str | Path, *, seed: int, inter
 def count_traffic(run: RunResult, exercise: Exercise, learner_file: str | Path, **options) -> RunResult:
     """A GPU run with its traffic checks made real: bytes are counted by Triton's interpreter, so those
     checks run again there (``options`` as `run_checks` takes them) and replace the GPU run's, which skip.
-    On a GPU the L2 serves a second read of an input (exercise 1's ``reads_x_twice`` reached 97-98% of the
-    H200's ceiling), so without this a kernel that reads its input twice passes there. Any other run is
+    On a GPU the L2 serves a second read of an input (exercise 1's ``reads_x_twice`` reached 97% and 98% of
+    the H200's ceiling, docs/measurements/h200-class-rank-noise.json), so without this a kernel that reads
+    its input twice passes there. Any other run is
     returned as it is."""
     if run.mode != "gpu" or exercise.expected_traffic is None:
         return run
@@ -257,9 +252,9 @@ def count_traffic(run: RunResult, exercise: Exercise, learner_file: str | Path, 
 
 def kernel_cache_for(exercise: Exercise, learner_file: str | Path) -> Path:
     """Where the learner's own gradings of ``learner_file`` keep its Triton cache on a GPU, beside the
-    measured ceilings (``$GRADE_CACHE_DIR`` or the user cache folder): compiling the kernels a file's
-    checks need cost `grade exercise 1` about 2 s on an H100, paid again at every grading before. One
-    folder per file, written only by that file's own process; `grade batch` and ``--strict`` use none."""
+    measured ceilings (``$GRADE_CACHE_DIR`` or the user cache folder): without it every grading compiles
+    the kernels its checks need again. One folder per file, written only by that file's own process;
+    `grade batch` and ``--strict`` use none."""
     import hashlib
 
     base = os.environ.get("GRADE_CACHE_DIR")
@@ -277,7 +272,8 @@ def judge_plan(*, gpu: bool, exercise: Exercise, learner_file: Path, tmp_root: P
     sandbox user must reach the course, its Python and the learner's file (tried first,
     `sandbox.can_judge_as`); where it cannot, the judge stays root and ``refused`` says why. Prepares
     what that user writes: ``tmp_root``, a home in it (``HOME`` and ``TMPDIR`` in ``env``), and the
-    kernel cache where that user can keep it (``kernel_cache`` in the plan, else none)."""
+    kernel cache (``kernel_cache`` in the plan: the file's own folder where that user may write it,
+    else a copy in the home that `keep_kernel_cache` keeps, ``kernel_cache_kept`` naming the folder)."""
     plan = sandbox.judge_sandbox_plan(gpu=gpu)
     uid = plan.get("uid")
     if uid is None:
@@ -329,7 +325,7 @@ def judge_plan(*, gpu: bool, exercise: Exercise, learner_file: Path, tmp_root: P
         else:
             # Root's cache folder is closed to that user: the learner's process compiles into a copy in the
             # judge's home, kept afterwards (`keep_kernel_cache`). Without it every grading compiled its
-            # kernels again (about 2 s of `grade exercise 1` on an H100).
+            # kernels again.
             copy = home / "kernels"
             _copy_regular_files(Path(kernel_cache), copy, owner=uid)
             plan["kernel_cache"] = str(copy)

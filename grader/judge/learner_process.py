@@ -213,7 +213,7 @@ class LearnerProcess:
             try:
                 os.makedirs(self.kernel_cache, mode=0o700, exist_ok=True)
                 env["TRITON_CACHE_DIR"] = self.kernel_cache
-            except OSError:  # a judge that became the sandbox user cannot write under root's cache folder
+            except OSError:  # a folder this judge's user may not write: the cache lives in the scratch folder
                 self.kernel_cache = ""
         config = sandbox.Config(level=self.level, scratch=str(self.scratch), hide=list(self.hide),
                                 uid=sandbox.sandbox_uid(), output_fd=self._output, status_fd=status_write,

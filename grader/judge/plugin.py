@@ -151,7 +151,7 @@ def pytest_configure(config):
     forced = bool(config.getoption("--interpreter"))
     # Where a driver is installed the run is most likely a GPU run: the learner's process (and the twin
     # of the GPU timing) start on that guess now, and import torch, Triton and the learner's file while
-    # this process imports torch and asks the card (2 s each on an H100: one after the other before).
+    # this process imports torch and asks the card (one after the other before).
     # A guess proved wrong (a CPU build of torch beside a driver) restarts the learner's process.
     guess_gpu = not forced and not device.interpreter_requested() and device.driver_present()
     session.timeout = config.getoption("--check-timeout") or CHECK_TIMEOUT["gpu" if guess_gpu else "interpreter"]

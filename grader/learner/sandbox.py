@@ -435,7 +435,6 @@ DESCRIPTIONS = {
 }
 
 
-
 def describe(level: str, *, gpu: bool) -> str:
     """What the learner's process of this judge gets, for the result: the level, and whose user it runs as."""
     said = DESCRIPTIONS.get(level, level)
@@ -585,6 +584,13 @@ def _drops_user(config: Config) -> bool:
     """Does the learner's process become the sandbox user? (Whenever the keeper is really root.)"""
     return (config.level in ("namespaces", "user") and os.geteuid() == 0 and not _in_user_namespace()
             and not config.cuda_ipc)
+
+
+def _become(uid: int) -> None:
+    """Be ``uid`` (user and group, no other groups) from here on: real, effective and saved alike."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
 
 
 def _nproc_per_namespace() -> bool:
@@ -834,9 +840,7 @@ def can_judge_as(uid: int, *, read: list[str], write: list[str], namespaces: boo
         os.close(reader)
         said = ""
         try:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            _become(uid)
             prctl(PR_SET_DUMPABLE, 1)  # the credential change made it undumpable: it could not map a user
             for path in read:
                 if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0)):
@@ -871,9 +875,7 @@ def enter_judge_sandbox(plan: dict) -> None:
     if "uid" in plan:
         uid = plan["uid"]
         try:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            _become(uid)
         except OSError as exc:
             raise SandboxError(f"the judge could not become uid {uid}: {exc}") from exc
 
@@ -891,9 +893,7 @@ def _learner_side(config: Config, command: list[str]) -> None:
         if config.level == "namespaces":  # while the capability to drop it is still there
             drop_bounding_set()
         if _drops_user(config):
-            os.setgroups([])
-            os.setresgid(config.uid, config.uid, config.uid)
-            os.setresuid(config.uid, config.uid, config.uid)
+            _become(config.uid)
             if config.processes:
                 _own_process_count(config.uid, config.uid)
                 resource.setrlimit(resource.RLIMIT_NPROC, (config.processes, config.processes))

@@ -194,7 +194,10 @@ def main() -> int:
     steps = namespace_steps(NOBODY)
     print("namespace probe as uid 65534:", *steps, sep="\n  ")
     with open(args.out, "w") as f:
-        json.dump({"meta": {"date": time.strftime("%Y-%m-%d"), "command": " ".join(sys.argv)}, "rows": rows,
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        from tools.device import provenance
+
+        json.dump({"meta": provenance.header(), "rows": rows,
                    "namespace_probe_as_nobody": steps}, f, indent=1)
     return 0
 

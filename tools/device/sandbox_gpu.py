@@ -168,12 +168,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--parts", nargs="*", default=["solution", "nonroot", "escapes"])
     args = parser.parse_args()
-    import torch
-    import triton
+    from tools.device import provenance
 
-    found = {"meta": {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__, "triton": triton.__version__,
-                      "python": sys.version.split()[0], "date": time.strftime("%Y-%m-%d"), "seed": SEED,
-                      "uid": os.geteuid(), "command": " ".join(sys.argv)}}
+    found = {"meta": provenance.header(seed=SEED, uid=os.geteuid())}
     parts = {"solution": solution_rows, "nonroot": nonroot_rows, "escapes": escape_rows}
     def save(rows, part="escapes"):
         found[part] = rows

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT))  # tools.device.provenance, run as a script
 
 KERNEL = '''
 import triton, triton.language as tl
@@ -135,14 +136,16 @@ def main() -> int:
     args = parser.parse_args()
     kernel_file = Path(tempfile.mkdtemp(prefix="probe-kernel-")) / "probe_kernel.py"
     kernel_file.write_text(KERNEL)
-    found: dict = {"meta": {"command": " ".join(sys.argv), "date": time.strftime("%Y-%m-%d")}}
+    found: dict = {}
     if "stages" in args.parts:
         found["stages"] = stages(kernel_file)
     if "timeline" in args.parts:
         found["timeline"] = [timeline(args.exercise, args.file) for _ in range(2)]
     if "cli" in args.parts:
         found["cli"] = cli(args.exercise, args.file)
-    args.out.write_text(json.dumps(found, indent=1))
+    from tools.device import provenance  # imports torch: after the timings, which start their own processes
+
+    args.out.write_text(json.dumps({"meta": provenance.header(), **found}, indent=1))
     for row in found.get("cli", []):
         print(f"grade exercise {args.exercise}: {row['seconds']} s, passed {row.get('passed')}, "
               f"fraction {row.get('fraction')} {row.get('error', '')}")
