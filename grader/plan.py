@@ -8,7 +8,9 @@ free_bytes)``, which returns a `PerformanceInput`); this module applies what hol
   T4, sm_75); a timed input in bfloat16 is timed in float16 there (`half_dtype`: the same bytes);
 * the timed input must fit the card, and should span several times its last-level cache: on a card
   whose memory allows less, the floor's wording says the fraction may include cache hits
-  (`floor_note`);
+  (`floor_note`); so it does where the input sets the card holds cross its memory in less than the
+  round the judge's clock was built for (an H200 held to 8 GiB: about 1 ms, where a real 8 GB card
+  takes over 10);
 * without a GPU nothing is timed.
 
 The same plan is what the grader uses on a GPU (the specs' performance checks call their own
@@ -80,18 +82,38 @@ def planning_memory(device: Device) -> int:
     return max(0, device.memory_bytes - CONTEXT_BYTES)
 
 
-def floor_note(device: Device, data_bytes: int | None, *, cache_bound: bool = True) -> str | None:
-    """The floor's wording on a card whose memory cannot hold an input several caches large (``data_bytes``:
-    what one timed call reads and writes at least)."""
+def floor_note(device: Device, data_bytes: int | None, *, cache_bound: bool = True, round_bytes: int | None = None,
+               gbps: float | None = None) -> str | None:
+    """The floor's wording on a card too small to measure honestly (``data_bytes``: what one timed call
+    reads and writes at least): its memory cannot hold an input several caches large, or the input sets
+    it holds (``round_bytes``: what one round of the judge's clock moves, at most) cross its memory in less
+    than the round the clock was built for, at ``gbps`` (the card's ceiling or datasheet peak)."""
     if data_bytes is None or not cache_bound or not device.gpu:
         return None
     multiple = data_bytes / max(1, device.cache_bytes)
-    if multiple >= HONEST_CACHE_MULTIPLE:
+    if multiple < HONEST_CACHE_MULTIPLE:
+        return (f"on this {device.name} the timed input ({data_bytes / MiB:,.0f} MiB) is only {multiple:.1f} times "
+                f"its {device.cache_bytes / MiB:.0f} MiB cache, all its memory allows: the floor was set on inputs many "
+                "caches large, so here the fraction also holds the cache and the launch, and a verdict is weaker "
+                "evidence than on a larger card")
+    round_ms = shortest_round_ms(round_bytes, gbps)
+    if round_ms is None:
         return None
-    return (f"on this {device.name} the timed input ({data_bytes / MiB:,.0f} MiB) is only {multiple:.1f} times "
-            f"its {device.cache_bytes / MiB:.0f} MiB cache, all its memory allows: the floor was set on inputs many "
-            "caches large, so here the fraction also holds the cache and the launch, and a verdict is weaker "
-            "evidence than on a larger card")
+    from grader.judge import clock
+
+    if round_ms >= clock.ROUND_MS:
+        return None
+    return (f"on this {device.name} the input sets its memory holds move in {round_ms:.1f} ms at "
+            f"{gbps:,.0f} GB/s, where the judge's clock was built for rounds of at least {clock.ROUND_MS:.0f} ms: a "
+            "round's fixed cost (its first launch) then weighs several percent of the time, and a verdict is weaker "
+            "evidence than on a card whose memory takes longer to cross")
+
+
+def shortest_round_ms(round_bytes: int | None, gbps: float | None) -> float | None:
+    """How long ``round_bytes`` take at ``gbps``: the shortest a round of the judge's clock can last."""
+    if not round_bytes or not gbps:
+        return None
+    return round_bytes / (gbps * 1e9) * 1e3
 
 
 def spec_of(exercise):
@@ -110,7 +132,8 @@ def for_exercise(exercise, device: Device, free_bytes: int | None = None) -> Pla
         if hook is not None:
             timed = hook(device, planning_memory(device) if free_bytes is None else free_bytes)
     return Plan(number=exercise.number, device=device, dtypes=graded, skipped=skipped, performance=timed,
-                floor_note=None if timed is None else floor_note(device, timed.data_bytes, cache_bound=timed.cache_bound))
+                floor_note=None if timed is None else floor_note(device, timed.data_bytes, cache_bound=timed.cache_bound,
+                                                                  round_bytes=timed.held_bytes, gbps=device.peak_gbps))
 
 
 def timed_sets_bytes(set_bytes: int, free_bytes: int) -> int:

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from grader.judge import clock
 from grader import catalogue, device, known_cards, plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,8 +142,11 @@ def test_plan(exercise, name):
     assert timed.held_bytes <= plan.planning_memory(d), (name, timed)
     assert timed.dtype in d.native_dtypes
     multiple = timed.data_bytes / d.cache_bytes
+    round_ms = timed.held_bytes / (d.peak_gbps * 1e9) * 1e3 if d.peak_gbps else None
     if timed.cache_bound and multiple < plan.HONEST_CACHE_MULTIPLE:
-        assert p.floor_note and "weaker evidence" in p.floor_note and d.name in p.floor_note
+        assert p.floor_note and "weaker evidence" in p.floor_note and d.name in p.floor_note and "cache" in p.floor_note
+    elif timed.cache_bound and round_ms is not None and round_ms < clock.ROUND_MS:
+        assert p.floor_note and "weaker evidence" in p.floor_note and f"{round_ms:.1f} ms" in p.floor_note
     else:
         assert p.floor_note is None
 
@@ -252,6 +256,21 @@ def test_doctor_without_a_gpu(monkeypatch):
     assert cli.cmd_doctor(SimpleNamespace(interpreter=True, refresh=False), console) == 0
     text = " ".join(console.export_text().split())
     assert "none: kernels run in Triton's interpreter" in text and "interpreter fixes" in text
+
+
+def test_an_h200_held_to_8_gib_says_its_rounds_are_short_where_a_real_8_gb_card_does_not():
+    """The emulated card's memory crosses in about 2 ms at the H200's bandwidth (a real 8 GB card's in
+    about 30): every cache-bound plan there says its verdict is weaker evidence, and none on the RTX 4060."""
+    small_h200 = device.emulating(card("H200"), 8 * GiB)
+    for exercise in catalogue.EXERCISES:
+        for d, noted in ((small_h200, True), (card("RTX 4060"), False), (card("H200"), False)):
+            p = plan.for_exercise(exercise, d)
+            if p.performance is None or not p.performance.cache_bound:
+                continue
+            assert bool(p.floor_note) == noted, (exercise.stem, d.name, d.memory_bytes, p.floor_note)
+            if noted:  # the shorter of the two reasons says which (exercise 2's input is just under 3 caches)
+                assert "weaker evidence" in p.floor_note and ("rounds of at least 4 ms" in p.floor_note
+                                                              or "cache" in p.floor_note)
 
 
 def test_a_card_too_small_to_measure_honestly_says_so():

@@ -696,7 +696,9 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
         record.lines[:0] = lines(record)
     from grader import device, plan
 
-    note = plan.floor_note(device.current(), nbytes)  # a card too small for an input many caches large
+    # A card too small for an input many caches large, or for rounds as long as the clock was built for.
+    note = plan.floor_note(device.current(), nbytes, round_bytes=timed.sets * min(nbytes, least_hbm_bytes or nbytes),
+                           gbps=ceiling.ceiling_gbps)
     if note:
         record.lines.append(note)
         record.details["floor_note"] = note
