@@ -242,6 +242,12 @@ def test_a_gpu_run_gets_its_traffic_checks_from_the_interpreter():
     assert len(traffic) == 1 and traffic[0].failed, traffic
     assert "read `x` 2.00 times" in traffic[0].message, traffic[0].message
     assert [c.name for c in counted.checks][0] == "large[fp32]"
+    # A batch's --select narrows them as it narrows the GPU run: one that leaves no traffic check changes nothing.
+    run.checks[1] = CheckResult(nodeid, "traffic", False, skipped=True, message="counted in the interpreter")
+    narrowed = isolation.count_traffic(run, exercise, wrong, seed=5, select="matches_reference and n1025")
+    assert narrowed is run and narrowed.checks[1].skipped
+    selected = isolation.count_traffic(run, exercise, wrong, seed=5, select="(matches_reference and n1025) or traffic")
+    assert [c.failed for c in selected.checks if c.name.startswith("traffic")] == [True]
     interpreted = RunResult(exercise=1, learner_file=str(wrong), seed=5)
     interpreted.mode = "interpreter"
     assert isolation.count_traffic(interpreted, exercise, wrong, seed=5) is interpreted  # nothing to redo

@@ -154,7 +154,7 @@ def grade_all(paths: list[Path], exercise: catalogue.Exercise, *, seed: int, gra
                 if grade is isolation.run_checks:
                     options.update(strict=strict, hide=hide, file_timeout=file_timeout, display=path.name)
                 submission.run = grade(exercise, path, **options)
-                if grade is isolation.run_checks and select is None:
+                if grade is isolation.run_checks:
                     # A class graded on a GPU is held to the lessons too: its traffic checks run in the interpreter.
                     submission.run = isolation.count_traffic(submission.run, exercise, path, **options)
             except Exception as exc:  # the grader itself failed on this file: say so, grade the others

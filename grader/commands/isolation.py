@@ -239,12 +239,16 @@ def count_traffic(run: RunResult, exercise: Exercise, learner_file: str | Path, 
     On a GPU the L2 serves a second read of an input (exercise 1's ``reads_x_twice`` reached 97% and 98% of
     the H200's ceiling, docs/measurements/h200-class-rank-noise.json), so without this a kernel that reads
     its input twice passes there. Any other run is
-    returned as it is."""
+    returned as it is. A ``select`` in ``options`` narrows the traffic checks as it narrowed the GPU run's."""
     if run.mode != "gpu" or exercise.expected_traffic is None:
         return run
+    select = options.get("select")
     options = {k: v for k, v in options.items() if k not in ("interpreter", "select")}
-    counted = run_checks(exercise, learner_file, interpreter=True, select="traffic", **options)
+    counted = run_checks(exercise, learner_file, interpreter=True,
+                         select=f"traffic and ({select})" if select else "traffic", **options)
     replacements = {c.name: c for c in counted.checks if c.name.startswith("traffic")}
+    if not replacements:  # the selection left no traffic check
+        return run
     run.checks = [replacements.pop(c.name, c) for c in run.checks] + list(replacements.values())
     run.wall_seconds += counted.wall_seconds
     return run

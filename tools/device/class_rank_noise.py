@@ -3,11 +3,11 @@
 The class is the solution, the natural files (correct kernels written other ways) and three wrong
 variants (`WRONG`: a missing tail mask, offsets without the block, `x` read twice), copied under student
 names; each batch runs `grade batch` with the same seed, one file at a time (nothing else on
-the GPU), the correctness case that every mistake shows in and the performance check, with
+the GPU), the correctness case that every mistake shows in, the performance check and the traffic checks, with
 ``--report`` and ``--gradescope``. The noise is how far each file's fraction of the ceiling moves from one batch to the
 next: `grader.catalogue.Grading.rank_margin` must stay above it for the ranks to repeat.
 
-    PYTHONPATH=. python3 tools/device/class_rank_noise.py     # writes $OUT/h200-class-rank-noise.json
+    PYTHONPATH=. python3 tools/device/class_rank_noise.py     # writes $OUT/<gpu>-class-rank-noise.json (h200-, h100-...)
 
 Each batch's summary.json, report.html and Gradescope results.json are kept beside it (``batch-1/``,
 ``batch-2/``).
@@ -28,11 +28,14 @@ from grader import catalogue
 from grader.commands import class_scoring
 
 EXERCISE = catalogue.get(1)
-SELECT = "(matches_reference and n1025 and fp32) or performance"
+#: One correctness case every mistake shows in, the performance check, and the traffic checks (counted in
+#: the interpreter on a GPU, where the L2 serves a second read: `grader.commands.isolation.count_traffic`).
+SELECT = "(matches_reference and n1025 and fp32) or performance or traffic"
 SEED = 20261203
 BATCHES = 2
-#: Seconds one batch may take (eight files of about 12 s each on the H200, one at a time).
-BATCH_SECONDS = 110
+#: Seconds one batch may take (eight files of about 12 s each on the H200, one at a time, and their traffic
+#: checks counted in the interpreter).
+BATCH_SECONDS = 170
 #: Wrong variants in the class: the report's mistakes section and the scores below 100 have something to show.
 WRONG = ("no_tail_mask.py", "offsets_without_block.py", "reads_x_twice.py")
 
@@ -112,8 +115,14 @@ def main() -> None:
     summary = {"largest_spread": max(spreads) if spreads else None,
                "ranks_repeat_exact": len(ranks_exact) > 1 and all(r == ranks_exact[0] for r in ranks_exact)}
     record = analyse({"meta": meta, "summary": summary, "rows": rows})
-    (out / "h200-class-rank-noise.json").write_text(json.dumps(record, indent=1) + "\n")
+    (out / f"{gpu_slug(meta['gpu'])}-class-rank-noise.json").write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record["summary"]), flush=True)
+
+
+def gpu_slug(name: str | None) -> str:
+    """The file's prefix: "h200" for an NVIDIA H200, "h100" for an NVIDIA H100 80GB HBM3."""
+    words = (name or "unknown gpu").replace("NVIDIA", "").split()
+    return words[0].lower() if words else "gpu"
 
 
 def analyse(record: dict) -> dict:
