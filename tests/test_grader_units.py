@@ -10,11 +10,19 @@ import torch
 
 from grader import bandwidth, catalogue
 from grader.commands import report
-from grader.judge import compare
+from grader.judge import clock, compare
 from grader.wire import guards
 from grader.wire.failures import GradeFailure, describe_exception
 from grader.wire.results import CheckRecord as CheckResult, RunResult
 from grader.exercises.ex01_vector_add.spec import minimum_bytes
+
+
+def test_the_twins_round_is_taken_off_each_call_unless_it_is_as_long_as_the_calls():
+    times, overhead, note = clock.per_call_ms([7.4, 7.5, 7.6, 7.4, 9.9], 0.7, 8)
+    assert overhead == 0.7 and note is None and times[0] == pytest.approx((7.4 - 0.7) / 8)
+    # A twin as slow as the learner's rounds would leave a time of zero (and a division by it): nothing taken off.
+    times, overhead, note = clock.per_call_ms([0.5, 0.6, 0.55, 0.5, 0.6], 0.8, 8)
+    assert overhead == 0.0 and min(times) > 0 and "nothing was subtracted" in note and "0.80 ms" in note
 
 
 def test_vector_add_byte_model_counts_two_reads_and_one_write():
