@@ -58,7 +58,7 @@ def test_a_verdict_near_its_floor_says_which_way_another_grading_may_go():
 def test_ceiling_cache_round_trip_is_keyed_by_gpu_and_driver(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
     ceiling = bandwidth.Ceiling(gpu="NVIDIA H200", driver="580.159.04", ceiling_gbps=4365.8, copy_gbps=4207.5,
-                           add_gbps=4365.8, buffer_bytes=1 << 30, measured_at="2026-11-30", torch="2.11")
+                           add_gbps=4365.8, triton_add_gbps=4301.2, buffer_bytes=1 << 30, measured_at="2026-11-30", torch="2.11")
     bandwidth.store_cached(ceiling)
     assert bandwidth.load_cached("NVIDIA H200", "580.159.04") == ceiling
     assert bandwidth.load_cached("NVIDIA H200", "590.00") is None  # a new driver measures again
@@ -66,6 +66,43 @@ def test_ceiling_cache_round_trip_is_keyed_by_gpu_and_driver(tmp_path, monkeypat
     other = bandwidth.Ceiling(**{**ceiling.__dict__, "gpu": "NVIDIA H100", "ceiling_gbps": 3000.0})
     bandwidth.store_cached(other)
     assert bandwidth.load_cached("NVIDIA H200", "580.159.04").ceiling_gbps == 4365.8
+
+
+def test_the_ceiling_is_the_best_of_a_copy_torchs_add_and_a_plain_triton_add(tmp_path, monkeypatch):
+    """On an H100 a correct Triton add read 103% of the better of torch's copy and add: the plain Triton add is
+    timed too, and the ceiling is the best of the three; where Triton cannot compile, torch's two remain; a
+    ceiling cached before the Triton add was timed (no such field) is measured again."""
+    monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
+    info = bandwidth.GpuInfo(name="NVIDIA H100 80GB HBM3", driver="580.159.04", sm_count=132, l2_bytes=50 << 20,
+                             total_bytes=80 << 30, capability="sm_90")
+    monkeypatch.setattr(bandwidth, "gpu_info", lambda: info)
+    monkeypatch.setattr(bandwidth, "sized_for_hbm", lambda *a, **k: 1 << 10)
+    randn = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda n, device: randn(n))  # the CPU stands in for the card
+    elements = 1 << 10
+    # Times that give copy 2950, torch add 3031 and a Triton add of 3136 GB/s (the H100's figures).
+    times = iter([2 * elements * 4 / 2950e9 * 1e3, 3 * elements * 4 / 3031e9 * 1e3,
+                  3 * elements * 4 / 3100e9 * 1e3, 3 * elements * 4 / 3136e9 * 1e3])
+    monkeypatch.setattr(bandwidth, "time_ms", lambda fn, **k: next(times))
+    from grader import ceiling_kernel
+
+    monkeypatch.setattr(ceiling_kernel, "launcher", lambda *a: (lambda: None))
+    stale = {"gpu": info.name, "driver": info.driver, "ceiling_gbps": 3031.0, "copy_gbps": 2950.0, "add_gbps": 3031.0,
+             "buffer_bytes": 4096, "measured_at": "2026-12-06", "torch": "2.11"}
+    (tmp_path / "ceilings.json").write_text(json.dumps({bandwidth.cache_key(info.name, info.driver): stale}))
+    ceiling, cached = bandwidth.measure_ceiling()
+    assert not cached
+    assert round(ceiling.triton_add_gbps) == 3136 and round(ceiling.ceiling_gbps) == 3136
+    assert round(ceiling.copy_gbps) == 2950 and round(ceiling.add_gbps) == 3031
+    assert bandwidth.measure_ceiling() == (ceiling, True)
+
+    def no_compiler(*args):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(ceiling_kernel, "launcher", no_compiler)
+    times = iter([2 * elements * 4 / 2950e9 * 1e3, 3 * elements * 4 / 3031e9 * 1e3])
+    ceiling, _ = bandwidth.measure_ceiling(refresh=True)
+    assert ceiling.triton_add_gbps == 0.0 and round(ceiling.ceiling_gbps) == 3031
 
 
 def test_corrupt_ceiling_cache_is_ignored(tmp_path, monkeypatch):
