@@ -1,9 +1,10 @@
-"""On a GPU: is the measured ceiling (the better of torch's copy and torch's add) the best a plain kernel
-reaches? A plain Triton add of the same buffers is timed in turns with both, three rounds.
+"""On a GPU: how far apart are the ceiling's three kernels (torch's copy, torch's add, a plain Triton add
+at three block sizes)? Timed in turns on the same buffers, three rounds, so the gap comes with its noise.
 
     PYTHONPATH=. python3 tools/device/ceiling_probe.py --out $OUT/ceiling-probe.json
 
-Asked because on an H100 a correct Triton add was graded at 101-103% of that ceiling.
+Asked because on an H100 a correct Triton add was graded at 101-103% of the better of torch's two, the
+ceiling before `grader.ceiling_kernel` was timed beside them.
 """
 
 from __future__ import annotations
