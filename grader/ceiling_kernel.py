@@ -5,7 +5,7 @@ this card, and on an H100 torch's add is not that. A correct add written as in c
 103% of the better of torch's copy and add (3136 of 3037 GB/s, the ``sysv_shared_memory`` row of
 docs/measurements/h100-sandbox-escapes.json), where on the H200 no file of exercise 1's class read more
 than 98% (h200-class-rank-noise.json). Timing the learner's own kind of kernel on the same buffers keeps a
-plain add at or below 100% of the ceiling on every card.
+plain add within its noise of 100% of the ceiling on any card.
 """
 
 from __future__ import annotations
