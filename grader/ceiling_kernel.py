@@ -1,7 +1,7 @@
 """The plain Triton add the measured ceiling is also timed with (`grader.bandwidth.measure_ceiling`).
 
 Why a Triton kernel beside torch's copy and add: a ceiling is the most a plain streaming kernel moves on
-this card, and on an H100 torch's add is not that. A correct add written as in chapter 1 was graded at
+this card, and on an H100 torch's two did not bound it. A correct add written as in chapter 1 was graded at
 103% of the better of torch's copy and add (3136 of 3037 GB/s, the ``sysv_shared_memory`` row of
 docs/measurements/h100-sandbox-escapes.json), where on the H200 no file of exercise 1's class read more
 than 98% (h200-class-rank-noise.json). Timing the learner's own kind of kernel on the same buffers keeps a
