@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,39 +34,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))  # tools.device.provenance, run as a script
+
+from tools.device import grade_json  # noqa: E402
 SEED = 20261206
 METHOD = ("grade exercise N --from FILE --json by three graders in turns, every round (before: the course before "
           "its second round of trust work, the learner's process then kept the judge's uid; now: this checkout, the "
           "judge becomes the sandbox user; now-root-judge: this checkout with GRADE_SANDBOX_GPU_USER=judge); seconds "
-          "is the whole grading's wall time; one measured ceiling for all; each grader keeps its Triton cache, so "
+          "is the whole grading's wall time; one measured ceiling per tree; each grader keeps its Triton cache, so "
           "round 1 pays the compiles and warm_median_s is the median of the later rounds")
 FILES = {1: "solutions/ex01_vector_add.py", 2: "solutions/ex02_bias_gelu.py", 9: "solutions/ex09_rmsnorm.py"}
-
-
-def cli_module(tree: Path) -> str:
-    """The grade command of a tree: the course moved it into grader/commands/ when core was split."""
-    return "grader.commands.cli" if (tree / "grader" / "commands" / "cli.py").is_file() else "grader.cli"
 
 
 def grade(tree: Path, number: int, file: Path, cache: str, home: str, env_extra: dict) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree), GRADE_CACHE_DIR=cache, GRADE_STATE_DIR=home, HOME=home,
                PYTHONUNBUFFERED="1", **env_extra)
-    started = time.monotonic()
-    try:
-        done = subprocess.run([sys.executable, "-m", cli_module(tree), "exercise", str(number), "--from", str(file),
-                               "--json", "--seed", str(SEED)], cwd=tree, env=env, capture_output=True, text=True,
-                              timeout=300)
-    except subprocess.TimeoutExpired:
-        return {"seconds": round(time.monotonic() - started, 2), "error": "past 300 s"}
-    seconds = time.monotonic() - started
-    try:
-        result = json.loads(done.stdout)
-    except ValueError:
-        return {"seconds": round(seconds, 2), "exit": done.returncode, "error": (done.stderr or done.stdout)[-1500:]}
+    row, result = grade_json.grade(tree, number, file, seed=SEED, env=env, digits=2)
+    if result is None:
+        return row
     perf = result.get("performance") or {}
-    return {"seconds": round(seconds, 2), "exit": done.returncode, "passed": result.get("passed"),
-            "fraction": perf.get("fraction"), "verdict": perf.get("verdict"), "sandbox": result.get("sandbox"),
-            "checks": len(result.get("checks", []))}
+    return {**row, "passed": result.get("passed"), "fraction": perf.get("fraction"), "verdict": perf.get("verdict"),
+            "sandbox": result.get("sandbox"), "checks": len(result.get("checks", []))}
 
 
 def main() -> int:
@@ -85,10 +71,7 @@ def main() -> int:
     homes = {name: tempfile.mkdtemp(prefix=f"turns-{name}-") for name in graders}
     for home in homes.values():
         os.chmod(home, 0o755)
-    cache = tempfile.mkdtemp(prefix="turns-ceiling-")
-    os.chmod(cache, 0o755)
-    subprocess.run([sys.executable, "-c", "from grader import bandwidth; bandwidth.measure_ceiling()"], cwd=ROOT,
-                   env=dict(os.environ, PYTHONPATH=str(ROOT), GRADE_CACHE_DIR=cache), check=False)
+    caches = {tree: grade_json.ceiling_cache(tree, "turns-ceiling-") for tree, _ in graders.values()}
     rows: list[dict] = []
     deadline = time.monotonic() + args.minutes * 60
     for number in args.exercises:
@@ -97,7 +80,7 @@ def main() -> int:
                 if time.monotonic() > deadline:
                     row = {"not_run": "past --minutes"}
                 else:
-                    row = grade(tree, number, ROOT / FILES[number], cache, homes[name], extra)
+                    row = grade(tree, number, ROOT / FILES[number], caches[tree], homes[name], extra)
                 row.update(grader=name, exercise=number, round=round_number)
                 rows.append(row)
                 print(json.dumps(row)[:400], flush=True)

@@ -32,13 +32,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT))  # tools.device.grade_json, run as a script
+
+from tools.device import grade_json  # noqa: E402
 ATTACK = "grader/exercises/ex01_vector_add/hostile/phase_size_torch.py"
 #: (grader, exercise, file relative to its tree), in the order they run.
 JOBS = [
@@ -56,24 +58,15 @@ SEED = 20261203
 def grade(tree: Path, number: int, file: Path, cache: str, env_extra: dict) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree), GRADE_CACHE_DIR=cache, GRADE_STATE_DIR=tempfile.mkdtemp(),
                PYTHONUNBUFFERED="1", **env_extra)
-    started = time.monotonic()
-    try:
-        done = subprocess.run([sys.executable, "-m", "grader.commands.cli", "exercise", str(number), "--from", str(file),
-                               "--json", "--seed", str(SEED)], cwd=tree, env=env, capture_output=True, text=True,
-                              timeout=300)
-    except subprocess.TimeoutExpired:
-        return {"seconds": round(time.monotonic() - started, 1), "error": "past 300 s"}
-    seconds = time.monotonic() - started
-    try:
-        result = json.loads(done.stdout)
-    except ValueError:
-        return {"seconds": round(seconds, 1), "exit": done.returncode, "error": (done.stderr or done.stdout)[-1500:]}
+    row, result = grade_json.grade(tree, number, file, seed=SEED, env=env)
+    if result is None:
+        return row
     perf = result.get("performance") or {}
     failed = [{"name": c["name"], "message": (c.get("message") or "")[:400]}
               for c in result.get("checks", []) if not c.get("passed") and not c.get("skipped")]
-    return {"seconds": round(seconds, 1), "exit": done.returncode, "passed": result.get("passed"),
-            "failed": failed[:4], "fraction": perf.get("fraction"), "verdict": perf.get("verdict"),
-            "kernels": (perf.get("timing") or {}).get("kernels"), "ms_per_call": (perf.get("timing") or {}).get("ms_per_call")}
+    return {**row, "passed": result.get("passed"), "failed": failed[:4], "fraction": perf.get("fraction"),
+            "verdict": perf.get("verdict"), "kernels": (perf.get("timing") or {}).get("kernels"),
+            "ms_per_call": (perf.get("timing") or {}).get("ms_per_call")}
 
 
 def main() -> int:
@@ -93,16 +86,14 @@ def main() -> int:
                        "python": sys.version.split()[0], "date": time.strftime("%Y-%m-%d"), "seed": SEED,
                        "method": "grade exercise N --from FILE --json with two graders in turns (before: the course "
                                  "before the audit; audited: timed calls traced); seconds is the whole grading's wall "
-                                 "time; one ceiling cache for all"},
+                                 "time; one ceiling cache per tree"},
               "rows": []}
-    cache = tempfile.mkdtemp()
-    subprocess.run([sys.executable, "-c", "from grader import bandwidth; bandwidth.measure_ceiling()"], cwd=ROOT,
-                   env=dict(os.environ, PYTHONPATH=str(ROOT), GRADE_CACHE_DIR=cache), check=False)
+    caches = {name: grade_json.ceiling_cache(tree) for name, tree in trees.items()}
     deadline = time.monotonic() + args.minutes * 60
     for grader_name, number, relative in JOBS:
         tree = trees[grader_name]
         file = ROOT / relative  # the same file for both graders (the attack is new with the audit)
-        row = {"not_run": "past --minutes"} if time.monotonic() > deadline else grade(tree, number, file, cache, {})
+        row = {"not_run": "past --minutes"} if time.monotonic() > deadline else grade(tree, number, file, caches[grader_name], {})
         row.update(grader=grader_name, exercise=number, file=relative)
         record["rows"].append(row)
         print(json.dumps(row)[:600], flush=True)
