@@ -259,8 +259,9 @@ def test_doctor_without_a_gpu(monkeypatch):
 
 
 def test_an_h200_held_to_8_gib_says_its_rounds_are_short_where_a_real_8_gb_card_does_not():
-    """The emulated card's memory crosses in about 2 ms at the H200's bandwidth (a real 8 GB card's in
-    about 30): every cache-bound plan there says its verdict is weaker evidence, and none on the RTX 4060."""
+    """The input sets the emulated card holds cross its memory in 0.8-1.2 ms at the H200's datasheet bandwidth
+    (a real 8 GB card's, the RTX 4060's, in 14-22 ms; the whole H200's in 7-19): every cache-bound plan there
+    says its verdict is weaker evidence, and none on the RTX 4060 or the whole H200."""
     small_h200 = device.emulating(card("H200"), 8 * GiB)
     for exercise in catalogue.EXERCISES:
         for d, noted in ((small_h200, True), (card("RTX 4060"), False), (card("H200"), False)):
