@@ -238,7 +238,7 @@ def test_doctor_prints_the_card(name, expected, monkeypatch):
     monkeypatch.setattr(device, "current", lambda force_interpreter=False: d)
     monkeypatch.setattr(mode, "select", lambda force_interpreter=False: "gpu")
     ceiling = bandwidth.Ceiling(gpu=d.name, driver=d.driver, ceiling_gbps=100.0, copy_gbps=98.0, add_gbps=100.0,
-                           triton_add_gbps=99.0, buffer_bytes=GiB, measured_at="2026-12-03 12:00:00", torch=torch.__version__)
+                           buffer_bytes=GiB, measured_at="2026-12-03 12:00:00", torch=torch.__version__)
     monkeypatch.setattr(bandwidth, "measure_ceiling", lambda refresh=False: (ceiling, True))
     console = Console(width=400, record=True)
     assert cli.cmd_doctor(SimpleNamespace(interpreter=False, refresh=False), console) == 0

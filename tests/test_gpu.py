@@ -22,8 +22,6 @@ def test_ceiling_is_measured_then_cached(tmp_path, monkeypatch):
     assert not cached
     spec = bandwidth.spec_peak_gbps()
     assert first.copy_gbps > 0 and first.add_gbps > 0
-    assert first.triton_add_gbps > 0  # the plain Triton add compiled and ran on this card
-    assert first.ceiling_gbps == max(first.copy_gbps, first.add_gbps, first.triton_add_gbps)
     if spec:  # a measured ceiling is below the datasheet, and not absurdly so
         assert 0.5 * spec < first.ceiling_gbps < spec
     again, cached = bandwidth.measure_ceiling()

@@ -202,8 +202,6 @@ SHARED = {
     "grader.catalogue": "the exercises, read from their manifests",
     "grader.bandwidth": "GPU timing, the measured ceiling and the fraction: the judge's check, the learner "
                    "process's cross-check and `grade bench` all time with it",
-    "grader.ceiling_kernel": "the plain Triton add the measured ceiling also times (`grader.bandwidth` loads it "
-                             "only while it measures)",
     "grader.device": "the card, read once: the judge's plans, the learner process's memory limit on an emulated "
                      "card and `grade doctor` read it",
     "grader.plan": "each exercise's plan for a card: the judge's specs grade what it gives, `grade doctor` and the "

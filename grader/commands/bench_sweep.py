@@ -558,7 +558,7 @@ def run(number: int, path: Path, console, *, out_dir: Path | None = None, compil
     meta = {"exercise": number, "gpu": info.name, "driver": info.driver, "torch": torch.__version__,
             "triton": triton.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
-            "add_gbps": round(ceiling.add_gbps, 1), "triton_add_gbps": round(ceiling.triton_add_gbps, 1),
+            "add_gbps": round(ceiling.add_gbps, 1),
             "spec_gbps": None if (spec := bandwidth.spec_peak_gbps()) is None else round(spec, 1),
             "dtype": dtype_label, "learner_file": str(path), "command": f"grade bench {number}"}
     folder = out_dir or progress_file.state_dir() / "bench"

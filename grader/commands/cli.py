@@ -356,10 +356,8 @@ def cmd_doctor(args, console: Console) -> int:
         rows.append(("ceiling cache", str(bandwidth.cache_path())))
         ceiling, cached = bandwidth.measure_ceiling(refresh=args.refresh)
         share = f", {ceiling.ceiling_gbps / card.peak_gbps:.0%} of the datasheet" if card.peak_gbps else ""
-        triton_add = (f"Triton add {ceiling.triton_add_gbps:.0f}" if ceiling.triton_add_gbps
-                      else "Triton add not compiled here")
-        rows.append(("measured ceiling", f"{ceiling.ceiling_gbps:.0f} GB/s (copy {ceiling.copy_gbps:.0f}, torch add "
-                     f"{ceiling.add_gbps:.0f}, {triton_add}; {ceiling.buffer_bytes / 2**20:.0f} MiB buffers{share}; "
+        rows.append(("measured ceiling", f"{ceiling.ceiling_gbps:.0f} GB/s (copy {ceiling.copy_gbps:.0f}, add "
+                     f"{ceiling.add_gbps:.0f}; {ceiling.buffer_bytes / 2**20:.0f} MiB buffers{share}; "
                      f"{'cached ' + ceiling.measured_at if cached else 'measured now'})"))
     else:
         from grader.learner import interpreter_fixes

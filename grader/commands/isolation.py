@@ -426,7 +426,7 @@ def keep_measured_ceilings(copy: str) -> int:
         known = {}
     known = known if isinstance(known, dict) else {}
     fields = {"gpu": str, "driver": str, "ceiling_gbps": float, "copy_gbps": float, "add_gbps": float,
-              "triton_add_gbps": float, "buffer_bytes": int, "measured_at": str, "torch": str}
+              "buffer_bytes": int, "measured_at": str, "torch": str}
     new = {}
     for key, entry in (measured.items() if isinstance(measured, dict) else ()):
         if (isinstance(entry, dict) and set(entry) == set(fields) and known.get(key) != entry

@@ -204,8 +204,7 @@ def _performance(run: RunResult, console: Console) -> None:
             f"{perf.achieved_gbps:.0f} GB/s on {perf.input or 'the benchmark input'} "
             f"({perf.ms * 1000:.1f} µs per call, the grader's clock, fresh inputs)",
             f"ceiling {perf.ceiling_gbps:.0f} GB/s measured on this {perf.gpu or 'GPU'} "
-            f"(copy {perf.copy_gbps or 0:.0f}, torch add {perf.add_gbps or 0:.0f}"
-            + (f", Triton add {perf.triton_add_gbps:.0f}" if perf.triton_add_gbps else "") + f"){spec}",
+            f"(copy {perf.copy_gbps or 0:.0f}, add {perf.add_gbps or 0:.0f}){spec}",
         ]
     lines += [str(line) for line in perf.lines]
     if perf.verdict:

@@ -681,7 +681,6 @@ def measure_bandwidth(fn: Callable, make_set: Callable[[torch.Generator], tuple[
         passed=passed, verdict=verdict, fraction=round(fraction, 4), floor=floor,
         achieved_gbps=round(achieved, 1), ceiling_gbps=round(ceiling.ceiling_gbps, 1),
         copy_gbps=round(ceiling.copy_gbps, 1), add_gbps=round(ceiling.add_gbps, 1),
-        triton_add_gbps=round(ceiling.triton_add_gbps, 1),
         spec_gbps=None if spec is None else round(spec, 1), ms=round(timed.ms, 5),
         ms_runs=[round(t, 5) for t in timed.rounds_ms], bytes=nbytes, input=label, gpu=info.name,
         driver=info.driver, l2_bytes=info.l2_bytes, launches=len(launches) or None, ceiling_cached=cached,

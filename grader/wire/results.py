@@ -62,7 +62,6 @@ class PerformanceRecord:
     ceiling_gbps: float | None = None
     copy_gbps: float | None = None
     add_gbps: float | None = None
-    triton_add_gbps: float | None = None
     spec_gbps: float | None = None
     ms: float | None = None
     ms_runs: list[float] = field(default_factory=list)

@@ -41,7 +41,6 @@ def meta() -> dict:
         "ceiling_gbps": round(ceiling.ceiling_gbps, 1),
         "copy_gbps": round(ceiling.copy_gbps, 1),
         "add_gbps": round(ceiling.add_gbps, 1),
-        "triton_add_gbps": round(ceiling.triton_add_gbps, 1),
         "spec_gbps": None if (spec := bandwidth.spec_peak_gbps()) is None else round(spec, 1),
     }
 

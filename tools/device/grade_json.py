@@ -36,8 +36,8 @@ def grade(tree: Path, number: int, file: Path, *, seed: int, env: dict, digits: 
 
 
 def ceiling_cache(tree: Path, prefix: str = "ceiling-") -> str:
-    """A ceiling cache of ``tree``'s own, its ceiling measured by that tree's grader once: trees of different
-    days keep different fields (the Triton add came in 2026-12-07), and one's entry is stale to the other."""
+    """A ceiling cache of ``tree``'s own, its ceiling measured by that tree's grader once: each tree grades
+    against a ceiling its own code measured and stored, whatever fields an older tree's cache kept."""
     import os
     import tempfile
 

@@ -182,7 +182,7 @@ def empty_kernel(x_ptr):
 sms = torch.cuda.get_device_properties(0).multi_processor_count
 ceiling, _ = bandwidth.measure_ceiling(refresh=True)
 results["ceiling"] = {"ceiling_gbps": round(ceiling.ceiling_gbps, 1), "copy_gbps": round(ceiling.copy_gbps, 1),
-                      "add_gbps": round(ceiling.add_gbps, 1), "triton_add_gbps": round(ceiling.triton_add_gbps, 1)}
+                      "add_gbps": round(ceiling.add_gbps, 1)}
 floor_rows = []
 dummy = torch.empty(1, device="cuda")
 floor_rows.append({"kernel": "empty-triton", "us": round(bandwidth.time_ms_clean_l2(bandwidth.graphed(lambda: empty_kernel[(1,)](dummy)), reps=200) * 1000, 2)})
