@@ -303,7 +303,7 @@ def per_call_ms(raw_rounds_ms: list[float], overhead_ms: float, sets: int, *, fa
     elif overhead_ms and fastest_call_ms and subtracted * bandwidth.MEASUREMENT_ERROR_FRACTION < fastest_call_ms <= \
             median / sets * bandwidth.MEASUREMENT_ERROR_FRACTION:
         why = (f"and taken off your rounds ({median:.2f} ms) it left calls quicker than the memory can move their bytes "
-               f"({subtracted:.3f} ms per call, where the ceiling allows {fastest_call_ms:.3f})")
+               f"({subtracted:.3f} ms per call, where the ceiling allows {fastest_call_ms:.3f} ms)")
     elif overhead_ms and dobench_ms and subtracted * DOBENCH_RATIO_TRUSTED < dobench_ms:
         why = (f"and taken off your rounds ({median:.2f} ms) it left calls {dobench_ms / subtracted:.1f} times quicker "
                f"than do_bench timed them in your process")
