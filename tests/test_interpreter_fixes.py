@@ -101,7 +101,7 @@ def test_every_fix_is_installed_on_this_triton():
     and add their fingerprints (grader/learner/interpreter_fixes/fingerprints.py) once the fix is right."""
     assert APPLIED["bf16"] and APPLIED["loop_variables"] and APPLIED["constexpr_globals"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
-    assert APPLIED["kernel_arguments"] and APPLIED["watched_programs"], (
+    assert APPLIED["kernel_arguments"] and APPLIED["watched_programs"] and APPLIED["helper_calls"], (
         f"triton {triton.__version__}: unknown interpreter source in {interpreter_fixes.unknown_sources()}")
     assert interpreter_fixes.bf16_trustworthy()
 
@@ -502,6 +502,93 @@ def test_the_compilers_front_end_runs_the_learners_python_as_the_learners():
     assert any("exp" in op for op in computed), computed
 
 
+# --- jitted helpers inside a launch ------------------------------------------------------------
+
+@triton.jit
+def _double(x):
+    return x * 2.0
+
+
+@triton.jit
+def _row_sums_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    """A row per program, its sum taken in blocks: a helper of this file's (``_double``) and
+    ``triton.language``'s own helpers (``tl.zeros``, ``tl.sum``) called in every loop step."""
+    row = tl.program_id(0)
+    total = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        total += _double(tl.load(x_ptr + row * n_cols + offsets, mask=offsets < n_cols, other=0.0))
+    tl.store(out_ptr + row, tl.sum(total, axis=0))
+
+
+def _counting_original_patches(monkeypatch):
+    """Count the calls that reach the interpreter's own ``_patch_lang`` (under the fix's wrapper)."""
+    from triton.runtime import interpreter
+
+    calls = []
+    original = interpreter._patch_lang.__wrapped__
+    monkeypatch.setattr(interpreter._patch_lang, "__wrapped__", original)
+
+    def counted(fn):
+        calls.append(fn.__name__)
+        return original(fn)
+
+    # The wrapper holds the original in its closure; swap the closure's cell for a counting one.
+    cells = dict(zip(interpreter._patch_lang.__code__.co_freevars, interpreter._patch_lang.__closure__))
+    monkeypatch.setattr(cells["original_patch"], "cell_contents", counted)
+    return calls
+
+
+def test_a_launch_patches_each_language_module_once_however_many_helper_calls(monkeypatch):
+    """Three programs, four loop steps each: without the fix every call of ``_double``, ``tl.zeros`` and
+    ``tl.sum`` patched ``triton.language`` again (27 patches); with it, the launch patches the kernel's
+    ``tl`` and the first helper from ``triton.language.standard`` patches ``tl.core``, once each."""
+    assert APPLIED["helper_calls"]
+    calls = _counting_original_patches(monkeypatch)
+    x = torch.randn(3, 50)
+    out = torch.full((3,), float("nan"))
+    _row_sums_kernel[(3,)](x, out, 50, BLOCK=16)
+    torch.testing.assert_close(out, 2 * x.sum(dim=1), rtol=1e-5, atol=1e-5)
+    assert len(calls) == 2, calls
+    assert calls[0] == "_row_sums_kernel"
+    calls.clear()
+    _row_sums_kernel[(3,)](x, out, 50, BLOCK=16)  # a second launch starts again: its patches were undone
+    assert len(calls) == 2, calls
+
+
+def test_a_helper_called_outside_a_launch_is_patched_as_triton_patches_it(monkeypatch):
+    calls = _counting_original_patches(monkeypatch)
+    from triton.runtime import interpreter
+
+    interpreter._patch_lang(_double.fn).restore()  # no launch in progress: the interpreter's own call runs
+    assert calls == ["_double"]
+
+
+@triton.jit
+def _doubled_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, _double(tl.load(x_ptr + offsets, mask=offsets < n)), mask=offsets < n)
+
+
+def test_a_launch_inside_a_launch_patches_and_undoes_its_own():
+    """A grid function that launches a kernel (Python that Triton runs inside the outer launch): the
+    inner launch patches, its programs call helpers, and the outer launch's programs still find
+    ``triton.language`` patched after it, and unpatched once it ends (what a helper from
+    ``triton.language.standard`` patched in ``tl.core`` stays patched, as in Triton's own interpreter)."""
+    x, inner_out = torch.randn(40), torch.full((40,), float("nan"))
+
+    def grid(meta):
+        _doubled_copy_kernel[(3,)](x, inner_out, 40, BLOCK=16)
+        return (2,)
+
+    rows = torch.randn(2, 50)
+    out = torch.full((2,), float("nan"))
+    _row_sums_kernel[grid](rows, out, 50, BLOCK=16)
+    torch.testing.assert_close(inner_out, 2 * x)
+    torch.testing.assert_close(out, 2 * rows.sum(dim=1), rtol=1e-5, atol=1e-5)
+    assert tl.core.is_builtin(tl.load), "a launch's patch outlived it"
+
+
 # --- when the interpreter is not one the fixes know -----------------------------------------
 
 def test_unknown_interpreter_source_gets_no_fix():
@@ -514,7 +601,8 @@ def test_unknown_interpreter_source_gets_no_fix():
     original = InterpreterBuilder.binary_op
     applied, unknown = interpreter_fixes.install(fake)
     assert applied == {"loop_bounds": False, "bool_arguments": False, "loop_variables": False, "bf16": False,
-                       "constexpr_globals": False, "kernel_arguments": False, "watched_programs": False}
+                       "constexpr_globals": False, "kernel_arguments": False, "watched_programs": False,
+                       "helper_calls": False}
     assert "InterpreterBuilder.binary_op" in unknown
     assert InterpreterBuilder.binary_op is original
 

@@ -368,7 +368,8 @@ def cmd_doctor(args, console: Console) -> int:
                  "bool_arguments": "plain bool arguments as the compiler takes them",
                  "constexpr_globals": "globals held to the compiler's rule",
                  "kernel_arguments": "kernel arguments held to the compiler's rule",
-                 "watched_programs": "the kernel's programs watched as your code"}
+                 "watched_programs": "the kernel's programs watched as your code",
+                 "helper_calls": "jitted helpers called without patching triton.language again"}
         installed = [names[k] for k, v in fixes.items() if v]
         line = ", ".join(installed) if installed else "none"
         if not fixes["bf16"]:

@@ -9,14 +9,16 @@ compile, a kernel reading a global that is not a ``tl.constexpr``
 (`grader.learner.interpreter_fixes.constexpr_globals`) or handed an argument the compiler would not build
 into it, such as a Python function as a constexpr (`grader.learner.interpreter_fixes.kernel_arguments`). And
 the learner's Python it runs inside a launch, the kernel's programs, is watched as the learner's
-(`grader.learner.interpreter_fixes.programs`). `apply_compiled` holds a GPU's launches to the same two rules
+(`grader.learner.interpreter_fixes.programs`). One fix is for speed alone: a jitted helper called inside a
+launch no longer patches ``triton.language`` again on every call (`grader.learner.interpreter_fixes.helper_calls`). `apply_compiled` holds a GPU's launches to the same two rules
 (the compiler's front end runs the learner's Python too). `apply` installs each fix
 whose target source is one it knows (`grader.learner.interpreter_fixes.fingerprints`) and says which it
 installed; docs/grading.md lists every difference and what the grader does about it.
 
     from grader.learner import interpreter_fixes
     interpreter_fixes.apply()            # {"loop_bounds": ..., "bool_arguments": ..., "loop_variables": ...,
-                                         #  "bf16": ..., "constexpr_globals": ..., "kernel_arguments": ..., "watched_programs": ...}
+                                         #  "bf16": ..., "constexpr_globals": ..., "kernel_arguments": ..., "watched_programs": ...,
+                                         #  "helper_calls": ...}
     interpreter_fixes.bf16_trustworthy() # False: grade bf16 on a GPU only, and say so
 """
 
@@ -25,8 +27,8 @@ from __future__ import annotations
 import os
 
 from grader.learner.interpreter_fixes import bf16 as _bf16
-from grader.learner.interpreter_fixes import (bool_arguments, constexpr_globals, fingerprints, kernel_arguments, loops,
-                                     programs)
+from grader.learner.interpreter_fixes import (bool_arguments, constexpr_globals, fingerprints, helper_calls,
+                                              kernel_arguments, loops, programs)
 
 #: What the loop-variable fix relies on: the rewriter compiles each kernel from our syntax tree
 #: with the interpreter's globals, and ``tl.range`` is a Python ``range`` there.
@@ -36,7 +38,8 @@ LOOP_VARIABLES_RELY_ON = (
     ("FunctionRewriter", "rewrite_ast"),
     ("", "_patch_lang_core"),
 )
-FINGERPRINTED = (*_bf16.WRAPPED, *_bf16.RELIED_ON, *LOOP_VARIABLES_RELY_ON, *constexpr_globals.RELIED_ON)
+FINGERPRINTED = (*_bf16.WRAPPED, *_bf16.RELIED_ON, *LOOP_VARIABLES_RELY_ON, *constexpr_globals.RELIED_ON,
+                 *helper_calls.RELIED_ON)
 #: Functions of ``triton.compiler.code_generator`` whose rule a fix copies into the interpreter.
 COMPILER_RULES = constexpr_globals.RULE
 
@@ -88,6 +91,9 @@ def install(interpreter) -> tuple[dict[str, bool], list[str]]:
     owner = getattr(interpreter, "InterpretedFunction", None)
     applied["kernel_arguments"] = isinstance(owner, type) and kernel_arguments.install(owner)
     applied["watched_programs"] = programs.install(interpreter)
+    known, missing = fingerprints.matches(interpreter, helper_calls.RELIED_ON)
+    unknown += missing
+    applied["helper_calls"] = known and helper_calls.install(interpreter)
     return applied, unknown
 
 
@@ -104,7 +110,7 @@ def apply() -> dict[str, bool]:
     if interpreter is None or os.environ.get("GRADE_INTERPRETER_FIXES", "").lower() == "off":
         _applied = {"loop_bounds": False, "bool_arguments": False, "loop_variables": False, "bf16": False,
                     "constexpr_globals": False,
-                    "kernel_arguments": False, "watched_programs": False}
+                    "kernel_arguments": False, "watched_programs": False, "helper_calls": False}
         return dict(_applied)
     _applied, unknown = install(interpreter)
     _unknown.extend(unknown)
@@ -115,6 +121,20 @@ def apply_compiled() -> dict[str, bool]:
     """GPU mode: hold compiled launches to the kernel-argument rule and run the compiler's front end in
     the learner's context (both wrap stable entry points, not the interpreter's source)."""
     return {"kernel_arguments": kernel_arguments.install_compiled(), "watched_programs": programs.install_compiled()}
+
+
+def fingerprint_sources() -> None:
+    """Hash the interpreter sources the fixes check, without installing anything: the learner's template
+    (`grader.commands.isolation`) does it once, so every learner's process forked from it finds them hashed
+    (20 ms of ``inspect.getsource`` each time on two laptop cores)."""
+    interpreter = _interpreter()
+    if interpreter is not None:
+        fingerprints.matches(interpreter, FINGERPRINTED)
+    try:
+        from triton.compiler import code_generator
+    except Exception:  # a Triton whose compiler front end does not import here
+        return
+    fingerprints.matches(code_generator, COMPILER_RULES)
 
 
 def bf16_trustworthy() -> bool:

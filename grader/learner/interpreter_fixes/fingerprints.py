@@ -46,15 +46,31 @@ KNOWN: dict[str, frozenset[str]] = {
     'CodeGenerator._define_name_lookup': frozenset({'dcd1c5b07e8d0e1a'}),  # all four (the compiler's rule)
     'CodeGenerator._is_constexpr_global': frozenset({'184b614224d7698a'}),  # all four
     '_patch_lang_core': frozenset({'72864625d91b5cd0', '8535aecd1dc601cf', '65cf7cf4d724979d'}),  # 3.6.0/3.7.1; 3.8.0; 3.9.0
+    '_patch_lang': frozenset({'e5beeba74ada4829'}),  # all four
+    'GridExecutor.__call__': frozenset({'5296d1faf395002b', 'a32ded97afb6e68b'}),  # 3.6.0/3.7.1/3.8.0; 3.9.0
+    'InterpretedFunction.__call__': frozenset({'c4349b1c6ee998f5'}),  # all four
 }
+
+
+#: Hashes already taken, by the function they were taken of (a process's sources do not change).
+_HASHED: dict[object, str | None] = {}
 
 
 def source_hash(obj) -> str | None:
     try:
+        return _HASHED[obj]
+    except (KeyError, TypeError):  # not hashed yet, or an object that cannot be a key
+        pass
+    try:
         source = textwrap.dedent(inspect.getsource(obj))
     except (OSError, TypeError):
         return None
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    try:
+        _HASHED[obj] = digest
+    except TypeError:
+        pass
+    return digest
 
 
 def lookup(interpreter, owner: str, attribute: str):
