@@ -52,10 +52,18 @@ _RUNNING_LOCK = threading.Lock()
 #: grading: their templates (`grader.prestart`) import it once for every grading this process starts
 #: (2.3 s of CPU for a judge, 2.4 s for a learner's process, on a laptop core). Not the interpreter's
 #: fixes: the learner's process installs them (they read its environment).
+#: What each template imports (``module:function`` also calls a function of it), so that no grading pays for it:
+#: every module a judge or a learner's process of exercise 1 imported after its fork, the fingerprints of
+#: the interpreter's sources the fixes check, and Triton's compiler front end, which a fix reads
+#: (on two laptop cores: 0.49 -> 0.38 s until exercise 1's first result, with the judge's gc, measured by
+#: ``tools/speed/grading_time.py``).
 TEMPLATE_IMPORTS = {
-    "judge": ("torch", "pytest", "grader.judge.plugin", "grader.judge.learner_process", "grader.judge.checks"),
+    "judge": ("torch", "pytest", "grader.judge.plugin", "grader.judge.learner_process", "grader.judge.checks",
+              "grader.judge.traffic_rules", "grader.learner.access_map", "grader.plan"),
     "learner": ("torch", "triton", "triton.language", "grader.learner.sandbox", "grader.learner.runner", "grader.learner.call_watch",
-                "grader.learner.traffic", "grader.wire.failures", "grader.wire.guards"),
+                "grader.learner.traffic", "grader.wire.failures", "grader.wire.guards", "grader.wire.arena",
+                "grader.learner.mode", "triton.compiler.code_generator",
+                "grader.learner.interpreter_fixes:fingerprint_sources"),
 }
 _TEMPLATES: dict[str, prestart.Template] = {}  # by role, each started by the first grading that needs it
 _TEMPLATE_HOMES: dict[str, str] = {}  # the folder each runs in (the learner's: its HOME and caches)
