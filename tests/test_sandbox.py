@@ -226,6 +226,17 @@ def test_namespaces_level_shows_only_the_runtime_and_runs_as_the_sandbox_user(tm
 
 
 @NAMESPACES
+def test_the_learners_process_can_make_no_user_namespace(tmp_path):
+    """A new user namespace would hand the learner's process every capability over what it owns (a mount
+    namespace where it mounts what it likes): its own namespace's limit is 0, so a single-threaded
+    process (a shell; a forked child of Python) is refused too, not only one whose threads the kernel
+    refuses (tests/hostile/sandbox/remount_writable.py)."""
+    code, said, _ = _run("namespaces", "cat /proc/sys/user/max_user_namespaces; "
+                         "unshare --user --mount true 2>/dev/null && echo made-one || echo refused", tmp_path)
+    assert said.split()[-2:] == ["0", "refused"], said
+
+
+@NAMESPACES
 def test_memory_past_the_limit_fails_inside_the_process(tmp_path):
     code, said, _ = _run("namespaces", f"{sys.executable} -c 'bytearray(3 << 30)'; echo status=$?", tmp_path,
                          memory_bytes=1 << 30)

@@ -24,7 +24,9 @@ strongly each part holds depends on the level, the strongest this machine allows
     files, nor any other submission. ``/proc`` is the process's own (PID namespace, ``hidepid``).
     The learner's process is PID 1 of its namespace: when it ends, the kernel ends every process
     it started, ``setsid`` daemons included. All capabilities are dropped (bounding set,
-    ``no_new_privs``), so it cannot remount, trace or escape; no network.
+    ``no_new_privs``), so it cannot remount, trace or escape; no network. Where it is in a user
+    namespace of its own, that namespace's limit on new user namespaces is 0, so it cannot get
+    capabilities back by making one (`_forbid_user_namespaces`).
 ``user`` (root, without namespaces: a container that forbids them, such as Gradescope's)
     The learner's process runs as the unprivileged user and reads only what others may read. The
     keeper (root) first removes others' access to the folders the judge hides (the class,
@@ -42,7 +44,7 @@ At every level: ``PR_SET_PDEATHSIG`` (the learner's process dies with the keeper
 the judge), ``RLIMIT_FSIZE`` (no file, stdout and stderr included, grows past `FILE_LIMIT`),
 ``RLIMIT_CORE`` 0, ``RLIMIT_DATA`` (`memory_limit`), ``RLIMIT_NPROC`` where the process has a
 user of its own (`process_limit`; counted in a user namespace of the process's own where the kernel
-allows, so gradings beside each other do not share it: `_own_process_count`), and a private working
+allows, so gradings beside each other do not share it: `_own_user_namespace`), and a private working
 folder.
 """
 
@@ -401,6 +403,28 @@ def _probe_namespaces() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
+#: The limit on new user namespaces of the user namespace the reading process is in (Linux 4.9 and later).
+USER_NAMESPACE_LIMIT = Path("/proc/sys/user/max_user_namespaces")
+
+
+def _forbid_user_namespaces() -> bool:
+    """No process of this user namespace can make a user namespace inside it: its limit set to 0, by this
+    process, which made the namespace and still holds the capabilities to (``CAP_SYS_RESOURCE`` in it).
+
+    A new user namespace hands its maker every capability over what that namespace owns: a mount
+    namespace of its own, where it mounts what it likes (``tests/hostile/sandbox/remount_writable.py``
+    mounted a tmpfs on /tmp), and the kernel's code for namespaces within reach. Until this limit, the
+    learner's process was kept from it by accident: the kernel refuses a new user namespace to a
+    process with threads, and torch's OpenMP threads were there; with one thread in the interpreter the
+    file's unshare() went through. True where the limit was written (False where /proc is read-only
+    here: then the learner's process can make one, as any unprivileged process of the host can)."""
+    try:
+        USER_NAMESPACE_LIMIT.write_text("0")
+    except OSError:
+        return False
+    return True
+
+
 def _map_user(uid: int, gid: int) -> None:
     """In a new user namespace, be the same user as outside (and have no other groups)."""
     try:
@@ -603,17 +627,20 @@ def _nproc_per_namespace() -> bool:
     return (major, minor) >= (5, 14)
 
 
-def _own_process_count(uid: int, gid: int) -> bool:
-    """Give the learner's process a count of processes of its own: a user namespace with the same user
-    inside and out, in which ``RLIMIT_NPROC`` counts only this process and what it starts (Linux 5.14's
-    per-namespace counts). Without it every process of the sandbox user shares one count, so a file that
-    forks in a loop starves whatever else runs as that user: a classmate graded beside it in
-    ``grade batch --jobs`` failed to start a thread ("died with exit status 1"). The capabilities a new
-    user namespace hands out are taken away again at once. Returns False where the kernel refuses
-    (before 5.14, no user namespaces for this user, or a root that is not its mount namespace's):
-    the count is then shared, as before."""
-    if not _nproc_per_namespace():
-        return False
+def _own_user_namespace(uid: int, gid: int) -> bool:
+    """Put the learner's process, now the sandbox user, in a user namespace of its own, with the same user
+    inside and out, for two things:
+
+    * a count of processes of its own: ``RLIMIT_NPROC`` counts only this process and what it starts
+      (Linux 5.14's per-namespace counts). Without it every process of the sandbox user shares one count,
+      so a file that forks in a loop starves whatever else runs as that user: a classmate graded beside
+      it in ``grade batch --jobs`` failed to start a thread ("died with exit status 1");
+    * a limit of 0 on the user namespaces it can make (`_forbid_user_namespaces`): in the host's user
+      namespace the sandbox user could make one, as any unprivileged user there can.
+
+    The capabilities a new user namespace hands out are taken away again at once. Returns False where
+    the kernel refuses (no user namespaces for this user, or a root that is not its mount namespace's):
+    the count is then shared, and making a user namespace is left to the host's rules, as before."""
     prctl(PR_SET_DUMPABLE, 1)  # changing the uid made /proc/self root's: the map could not be written
     try:
         _unshare(CLONE_NEWUSER)
@@ -626,6 +653,7 @@ def _own_process_count(uid: int, gid: int) -> bool:
         pass
     finally:
         prctl(PR_SET_DUMPABLE, 0)
+    _forbid_user_namespaces()  # while the capability to is still there
     drop_capabilities()  # raises where it cannot: a sandbox that failed to set up says so
     return True
 
@@ -708,6 +736,7 @@ def _namespaces(config: Config) -> None:
     _unshare(flags)
     if flags & CLONE_NEWUSER:
         _map_user(uid, gid)
+        _forbid_user_namespaces()  # the learner's process, forked into this namespace, makes no other
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount_view(config)
 
@@ -721,7 +750,7 @@ def _enter_view(config: Config) -> None:
         _mount("/proc", view + "/proc", None, MS_BIND | MS_REC)
         _mount_setattr(view + "/proc", set_=MOUNT_ATTR_RDONLY)
     # Its own mount namespace, then pivot_root rather than chroot: the root of the process is then the
-    # root of its mount namespace, the condition for creating a user namespace (see `_own_process_count`),
+    # root of its mount namespace, the condition for creating a user namespace (see `_own_user_namespace`),
     # and the keeper, in the namespace left behind, keeps its view of the host.
     _unshare(CLONE_NEWNS)
     os.chdir(view)
@@ -894,8 +923,8 @@ def _learner_side(config: Config, command: list[str]) -> None:
             drop_bounding_set()
         if _drops_user(config):
             _become(config.uid)
+            _own_user_namespace(config.uid, config.uid)
             if config.processes:
-                _own_process_count(config.uid, config.uid)
                 resource.setrlimit(resource.RLIMIT_NPROC, (config.processes, config.processes))
         elif config.processes and config.level == "namespaces" and _in_user_namespace() and _nproc_per_namespace():
             # In a user namespace of its own the limit counts only the processes of that namespace's user

@@ -6,24 +6,39 @@ the attack finds nothing and the file passes.
 """
 
 import ctypes
+import os
 
 import torch
 import triton
 import triton.language as tl
 
-ATTACK = 'calls unshare(CLONE_NEWNS|CLONE_NEWUSER) and mount() through ctypes at import and raises if a mount worked'
+ATTACK = ('calls unshare(CLONE_NEWNS|CLONE_NEWUSER) and mount() through ctypes at import, itself and in a forked '
+          'child (which has no threads), and raises if a mount worked')
 KIND = "sandbox"
 WRONG_UNDERNEATH = False
 #: What a static check of this file can name (empty: nothing it can see).
-STATIC_FLAGS = ('ctypes',)
+STATIC_FLAGS = ('ctypes', 'os.fork')
 REJECTED_BY = 'the sandbox: no capabilities and no_new_privs; the file passes'
 #: The sentence the file must get (None: it must pass).
 SENTENCE = None
 
 _libc = ctypes.CDLL(None, use_errno=True)
-if _libc.unshare(ctypes.c_int(0x00020000 | 0x10000000)) == 0:
-    if _libc.mount(b"tmpfs", b"/tmp", b"tmpfs", ctypes.c_ulong(0), None) == 0:
-        raise RuntimeError("ESCAPED: mounted a tmpfs on /tmp")
+
+
+def _try_mount() -> bool:
+    return (_libc.unshare(ctypes.c_int(0x00020000 | 0x10000000)) == 0
+            and _libc.mount(b"tmpfs", b"/tmp", b"tmpfs", ctypes.c_ulong(0), None) == 0)
+
+
+# Once here, once in a forked child: the kernel refuses a new user namespace to a process with threads
+# (torch may have started some), and a child of fork() has one.
+if _try_mount():
+    raise RuntimeError("ESCAPED: mounted a tmpfs on /tmp")
+_child = os.fork()
+if _child == 0:
+    os._exit(0 if _try_mount() else 1)
+if os.waitstatus_to_exitcode(os.waitpid(_child, 0)[1]) == 0:
+    raise RuntimeError("ESCAPED: a forked child mounted a tmpfs on /tmp")
 
 
 @triton.jit
