@@ -50,13 +50,13 @@ _RUNNING: set[subprocess.Popen | prestart.Started] = set()  # judges started her
 _RUNNING_LOCK = threading.Lock()
 #: What a judge, and a learner's process in the interpreter, import before they read anything of a
 #: grading: their templates (`grader.prestart`) import it once for every grading this process starts
-#: (2.3 s of CPU for a judge, 2.4 s for a learner's process, on a laptop core). Not the interpreter's
-#: fixes: the learner's process installs them (they read its environment).
-#: What each template imports (``module:function`` also calls a function of it), so that no grading pays for it:
-#: every module a judge or a learner's process of exercise 1 imported after its fork, the fingerprints of
-#: the interpreter's sources the fixes check, and Triton's compiler front end, which a fix reads
-#: (on two laptop cores: 0.49 -> 0.38 s until exercise 1's first result, with the judge's gc, measured by
-#: ``tools/speed/grading_time.py``).
+#: (2.3 s of CPU for a judge, 2.4 s for a learner's process, on a laptop core), with every module such a
+#: process of exercise 1 imported after its fork, and Triton's compiler front end, which a fix reads
+#: (with the judge's pytest spared its gc: 0.57 -> 0.24 s for exercise 1's first check in a process that
+#: graded before, ``first_check_warm`` of phases 12-07-before and 12-07-after in
+#: docs/measurements/cpu-grading-speed.json). Not the interpreter's fixes: the learner's process installs
+#: them (they read its environment); the template only hashes the sources they check
+#: (``module:function`` calls a function of the module once it is imported).
 TEMPLATE_IMPORTS = {
     "judge": ("torch", "pytest", "grader.judge.plugin", "grader.judge.learner_process", "grader.judge.checks",
               "grader.judge.traffic_rules", "grader.learner.access_map", "grader.plan"),

@@ -26,9 +26,9 @@ def main(argv: list[str] | None = None) -> int:
         *argv,
         "-p", "grader.judge.plugin",
         "-p", "no:cacheprovider",
-        # pytest's check for exceptions raised in __del__ runs gc.collect() twice a session, 70 ms each
-        # with torch imported (two laptop cores): a third of a short grading's fixed cost, to report
-        # warnings about the grader's own objects, which no verdict reads.
+        # pytest's check for exceptions raised in __del__ runs gc.collect() twice a session, each about
+        # 70 ms with torch imported on a laptop core, to report warnings about the grader's own objects,
+        # which no verdict reads.
         "-p", "no:unraisableexception",
         "--rootdir", str(ROOT),
         "-o", "addopts=",

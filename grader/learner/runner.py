@@ -420,9 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     # In the interpreter, one thread: this process and the judge take turns (one waits while the other
-    # works) on small tensors, and OpenMP's idle threads spin for the CPU the other one needs (two laptop
-    # cores: exercise 9's solution graded in 4.1 s with two threads each, 2.9 s with one, in
-    # docs/measurements/cpu-grading-speed.json).
+    # works) on small tensors, and OpenMP's idle threads spin for the CPU the other one needs (what that
+    # did to the course's tests beside gradings: docs/measurements/cpu-grading-speed.json, the rows
+    # torch_ops_beside_a_grading).
     torch.set_num_threads(1 if args.mode == "interpreter" else max(1, min(4, os.cpu_count() or 1)))
     try:
         import triton  # noqa: F401

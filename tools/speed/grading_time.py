@@ -22,11 +22,12 @@ Each case is timed from this process, as the learner's command would be:
 ``bench``
     ``grade bench 1`` on the solution: without a GPU it only has to say so;
 ``fast_loop``
-    the maintainers' fast loop, ``python -m pytest -m "not grading" -q`` (every test that grades nothing).
+    the maintainers' fast loop, ``python -m pytest -m "not grading" -q -n 2`` (every test that grades nothing).
 
 ``--solutions`` grades every exercise's solution (``--exercises`` some) ``--repeat`` times instead
 (the noise of the performance verdict on a GPU: the fraction of every run is kept, and
-``fraction_spread`` is the largest minus the smallest).
+``fraction_spread`` is the largest minus the smallest); with ``--warm``, each in a process that has graded
+before, as the course's tests, `grade batch` and `grade watch` grade (the cases' ``solution_ex01_warm``...).
 
 Every row records the wall seconds, the CPU seconds of every process the case started (user and
 system, children included) and the load average before it: on a shared machine the wall clock
@@ -173,7 +174,7 @@ def run_case(name: str, scratch: Path) -> dict:
     if name == "hang":
         return timed_command(["exercise", "1", "--from", str(HANG), "--json", "--seed", str(SEED)])
     if name == "fast_loop":
-        row = timed_command(["-m", "not grading", "-q"], module="pytest")
+        row = timed_command(["-m", "not grading", "-q", "-n", "2"], module="pytest")
         row["said"] = row["said"].splitlines()[-1] if row.get("said") else ""
         return row
     if name == "bench":
@@ -210,7 +211,12 @@ def merge(out: Path, rows: list[dict], phase: str) -> dict:
     data = json.loads(out.read_text()) if out.exists() else {"meta": {}, "rows": []}
     fresh = {(r["phase"], r["case"]) for r in rows}
     data["rows"] = [r for r in data["rows"] if (r.get("phase"), r.get("case")) not in fresh] + rows
-    data["meta"][phase] = meta()
+    now, before = meta(), data["meta"].get(phase) or {}
+    # A phase measured by several commands keeps every one of them (its rows came from all).
+    commands = [*before.get("commands", [before["command"]] if "command" in before else []), now["command"]]
+    if len(set(commands)) > 1:
+        now["commands"] = list(dict.fromkeys(commands))
+    data["meta"][phase] = now
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     return data
@@ -246,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
     parser.add_argument("--solutions", action="store_true", help="grade every exercise's solution instead")
     parser.add_argument("--exercises", type=int, nargs="+", help="with --solutions: only these exercises")
+    parser.add_argument("--warm", action="store_true", help="with --solutions: each grading after one that started "
+                                                             "the templates (not counted)")
     parser.add_argument("--repeat", type=int, default=1, help="how many times each case runs (default 1)")
     parser.add_argument("--paired", type=Path, metavar="CHECKOUT",
                         help="grade exercise 1's solution in turns with another checkout of the course (its "
@@ -258,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="grading-time-") as scratch:
         if args.solutions:
-            work = [(f"solution_ex{e.number:02d}", lambda e=e: timed_grading(e, e.solution_path))
+            suffix = "_warm" if args.warm else ""
+            work = [(f"solution_ex{e.number:02d}{suffix}", lambda e=e: timed_grading(e, e.solution_path, warm=args.warm))
                     for e in catalogue.EXERCISES if not args.exercises or e.number in args.exercises]
         else:
             work = [(name, lambda name=name: run_case(name, Path(scratch))) for name in args.cases]
