@@ -9,8 +9,9 @@ compile, a kernel reading a global that is not a ``tl.constexpr``
 (`grader.learner.interpreter_fixes.constexpr_globals`) or handed an argument the compiler would not build
 into it, such as a Python function as a constexpr (`grader.learner.interpreter_fixes.kernel_arguments`). And
 the learner's Python it runs inside a launch, the kernel's programs, is watched as the learner's
-(`grader.learner.interpreter_fixes.programs`). One fix is for speed alone: a jitted helper called inside a
-launch no longer patches ``triton.language`` again on every call (`grader.learner.interpreter_fixes.helper_calls`). `apply_compiled` holds a GPU's launches to the same two rules
+(`grader.learner.interpreter_fixes.programs`). One fix is for speed alone: a jitted helper called inside
+a launch no longer patches ``triton.language`` again on every call
+(`grader.learner.interpreter_fixes.helper_calls`). `apply_compiled` holds a GPU's launches to the same two rules
 (the compiler's front end runs the learner's Python too). `apply` installs each fix
 whose target source is one it knows (`grader.learner.interpreter_fixes.fingerprints`) and says which it
 installed; docs/grading.md lists every difference and what the grader does about it.
@@ -126,7 +127,7 @@ def apply_compiled() -> dict[str, bool]:
 def fingerprint_sources() -> None:
     """Hash the interpreter sources the fixes check, without installing anything: the learner's template
     (`grader.commands.isolation`) does it once, so every learner's process forked from it finds them hashed
-    (20 ms of ``inspect.getsource`` each time on two laptop cores)."""
+    instead of reading the source of every function they name again."""
     interpreter = _interpreter()
     if interpreter is not None:
         fingerprints.matches(interpreter, FINGERPRINTED)

@@ -17,7 +17,8 @@ it ends, and what a helper's call patched (``tl.core``'s functions) is never und
 
 It relies on three functions of ``triton/runtime/interpreter.py`` behaving as on Triton 3.6 to 3.9:
 `RELIED_ON`, fingerprinted (`grader.learner.interpreter_fixes.fingerprints`); on any other source the
-interpreter runs as Triton ships it, only slower. Measured in docs/measurements/cpu-grading-speed.json.
+interpreter runs as Triton ships it, only slower. What it saves is part of the ``12-07-after`` rows of
+docs/measurements/cpu-grading-speed.json, with the other changes that phase measured.
 """
 
 from __future__ import annotations
