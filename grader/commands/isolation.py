@@ -509,15 +509,16 @@ def _template(role: str, env: dict[str, str]) -> prestart.Template:
         return _TEMPLATES[role]
 
 
-def close_templates() -> None:
-    """End the templates once what they started has ended (at exit; a measurement's end)."""
+def close_templates(timeout: float = 30.0) -> None:
+    """End the templates once what they started has ended (at exit; a measurement's end), each killed
+    after ``timeout`` seconds."""
     with _RUNNING_LOCK:
         templates = list(_TEMPLATES.values())
         _TEMPLATES.clear()
         homes = list(_TEMPLATE_HOMES.values())
         _TEMPLATE_HOMES.clear()
     for template in templates:
-        template.close()
+        template.close(timeout=timeout)
     for folder in homes:
         shutil.rmtree(folder, ignore_errors=True)
 
