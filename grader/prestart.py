@@ -3,8 +3,7 @@
 Starting a Python that imports torch costs about 2 s of CPU on a laptop core, and every grading
 starts two that do: the judge, and the learner's process (docs/measurements/cpu-grading-speed.json).
 A *template* is a process that imports what its role needs (``python -s -m grader.prestart
-MODULE...``; ``MODULE:FUNCTION`` also calls a function of the module), then forks a fresh process for
-each request. In the interpreter, `grader.commands.isolation`
+MODULE...``), then forks a fresh process for each request. In the interpreter, `grader.commands.isolation`
 starts one for the judges and one for the learner's processes (which `grader.learner.sandbox` sets up in the
 forked process as in a new one) at a process's second grading, and keeps them for its life:
 `grade batch`, `grade watch` and the course's tests pay the imports once.
@@ -337,11 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     from grader.learner import sandbox
 
     sandbox.make_undumpable()  # a process of the same user cannot trace it to ask for a process of its own
-    for entry in argv[1:]:  # "module", or "module:function" to call it once imported
-        module, _, function = entry.partition(":")
-        imported = importlib.import_module(module)
-        if function:
-            getattr(imported, function)()
+    for module in argv[1:]:
+        importlib.import_module(module)
     return _serve(listening)
 
 

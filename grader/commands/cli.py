@@ -543,9 +543,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         isolation.stop_all()
-        # Ctrl-C means now: the judges are ended, so the templates are not waited for (at exit they would
-        # be, up to 30 s each, for the processes they started to end on a busy machine).
-        isolation.close_templates(timeout=1.0)
         return 130
     except SystemExit as exc:
         isolation.stop_all()
