@@ -3,7 +3,8 @@
 Starting a Python that imports torch costs about 2 s of CPU on a laptop core, and every grading
 starts two that do: the judge, and the learner's process (docs/measurements/cpu-grading-speed.json).
 A *template* is a process that imports what its role needs (``python -s -m grader.prestart
-MODULE...``), then forks a fresh process for each request. In the interpreter, `grader.commands.isolation`
+MODULE...``; ``MODULE:FUNCTION`` also calls a function of the module), then forks a fresh process for
+each request. In the interpreter, `grader.commands.isolation`
 starts one for the judges and one for the learner's processes (which `grader.learner.sandbox` sets up in the
 forked process as in a new one) at a process's second grading, and keeps them for its life:
 `grade batch`, `grade watch` and the course's tests pay the imports once.
@@ -336,8 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     from grader.learner import sandbox
 
     sandbox.make_undumpable()  # a process of the same user cannot trace it to ask for a process of its own
-    for module in argv[1:]:
-        importlib.import_module(module)
+    for entry in argv[1:]:  # "module", or "module:function" to call it once imported
+        module, _, function = entry.partition(":")
+        imported = importlib.import_module(module)
+        if function:
+            getattr(imported, function)()
     return _serve(listening)
 
 

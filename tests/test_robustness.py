@@ -186,10 +186,13 @@ def test_ctrl_c_stops_a_batch_at_once_and_leaves_no_process(tmp_path):
     for name in ("ann", "ben"):
         (folder / f"{name}_{marker}.py").write_text(hang)
     out = tmp_path / "out"
+    # SIGINT as a terminal delivers it: a test run started in the background (``pytest ... &``) hands its
+    # children SIGINT ignored, and an ignored Ctrl-C would stop nothing.
     proc = subprocess.Popen([sys.executable, "-m", "grader.commands.cli", "batch", str(folder), "--exercise", "1", "--jobs", "2",
                              "--interpreter", "--out", str(out), "--select", ONE_CHECK],
                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and len({p for p in _processes_running(marker)}) < 2:

@@ -50,12 +50,20 @@ _RUNNING: set[subprocess.Popen | prestart.Started] = set()  # judges started her
 _RUNNING_LOCK = threading.Lock()
 #: What a judge, and a learner's process in the interpreter, import before they read anything of a
 #: grading: their templates (`grader.prestart`) import it once for every grading this process starts
-#: (2.3 s of CPU for a judge, 2.4 s for a learner's process, on a laptop core). Not the interpreter's
-#: fixes: the learner's process installs them (they read its environment).
+#: (2.3 s of CPU for a judge, 2.4 s for a learner's process, on a laptop core), with every module such a
+#: process of exercise 1 imported after its fork, and Triton's compiler front end, which a fix reads
+#: (with the judge's pytest spared its gc: 0.57 -> 0.24 s for exercise 1's first check in a process that
+#: graded before, ``first_check_warm`` of phases 12-07-before and 12-07-after in
+#: docs/measurements/cpu-grading-speed.json). Not the interpreter's fixes: the learner's process installs
+#: them (they read its environment); the template only hashes the sources they check
+#: (``module:function`` calls a function of the module once it is imported).
 TEMPLATE_IMPORTS = {
-    "judge": ("torch", "pytest", "grader.judge.plugin", "grader.judge.learner_process", "grader.judge.checks"),
+    "judge": ("torch", "pytest", "grader.judge.plugin", "grader.judge.learner_process", "grader.judge.checks",
+              "grader.judge.traffic_rules", "grader.learner.access_map", "grader.plan"),
     "learner": ("torch", "triton", "triton.language", "grader.learner.sandbox", "grader.learner.runner", "grader.learner.call_watch",
-                "grader.learner.traffic", "grader.wire.failures", "grader.wire.guards"),
+                "grader.learner.traffic", "grader.wire.failures", "grader.wire.guards", "grader.wire.arena",
+                "grader.learner.mode", "triton.compiler.code_generator",
+                "grader.learner.interpreter_fixes:fingerprint_sources"),
 }
 _TEMPLATES: dict[str, prestart.Template] = {}  # by role, each started by the first grading that needs it
 _TEMPLATE_HOMES: dict[str, str] = {}  # the folder each runs in (the learner's: its HOME and caches)

@@ -124,6 +124,20 @@ def apply_compiled() -> dict[str, bool]:
     return {"kernel_arguments": kernel_arguments.install_compiled(), "watched_programs": programs.install_compiled()}
 
 
+def fingerprint_sources() -> None:
+    """Hash the interpreter sources the fixes check, without installing anything: the learner's template
+    (`grader.commands.isolation`) does it once, so every learner's process forked from it finds them hashed
+    instead of reading the source of every function they name again."""
+    interpreter = _interpreter()
+    if interpreter is not None:
+        fingerprints.matches(interpreter, FINGERPRINTED)
+    try:
+        from triton.compiler import code_generator
+    except Exception:  # a Triton whose compiler front end does not import here
+        return
+    fingerprints.matches(code_generator, COMPILER_RULES)
+
+
 def bf16_trustworthy() -> bool:
     """Does this process's interpreter compute bf16 as a GPU does (the fix is installed)?"""
     return apply()["bf16"]
