@@ -23,9 +23,9 @@ except ImportError:  # pragma: no cover - torch is a dependency
 if not _HAS_CUDA:
     os.environ.setdefault("TRITON_INTERPRET", "1")
     # One torch thread in each test process: two workers share two cores with the gradings they start, and
-    # OpenMP's idle threads spin for the CPU those need (tests/test_ex10_cross_entropy.py's small torch ops:
-    # 7.4 s alone, 123 s beside one grading with a thread per core). The grader's own processes do the same
-    # in the interpreter (grader.learner.runner.main).
+    # OpenMP's idle threads spin for the CPU those need (docs/measurements/cpu-grading-speed.json, the rows
+    # torch_ops_beside_a_grading). The grader's own processes do the same in the interpreter
+    # (grader.learner.runner.main).
     torch.set_num_threads(1)
 
 import pytest  # noqa: E402
