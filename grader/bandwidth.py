@@ -319,5 +319,20 @@ def fraction_verdict(fraction: float, floor: float) -> tuple[bool, str]:
         f", {noise}: another grading may pass, a faster kernel will" if near else "")
 
 
+def card_verdict(fraction: float, floor: float, note: str | None) -> tuple[bool, str, bool]:
+    """Pass/fail, a sentence, and whether the floor decided it, for a fraction measured on a card whose plan
+    may say (``note``, `grader.plan.floor_note`) that it cannot measure the floor honestly: there a fraction
+    under the floor is reported and not failed, since the card, not the kernel, may be what held it back (an
+    H200 held to 8 GiB crosses the input sets its memory holds in under a millisecond, so a round's first
+    launch, or a launcher slower than its kernel, weighs in the time: docs/measurements/h200-small-card.json).
+    A fraction above what memory delivers is an error on every card."""
+    passed, verdict = fraction_verdict(fraction, floor)
+    if passed or note is None or fraction > MEASUREMENT_ERROR_FRACTION:
+        return passed, verdict, True
+    return True, (f"{fraction:.0%} of the ceiling against a floor of {floor:.0%}: not decided on this card, which "
+                  "cannot measure the floor honestly (the note below says why); a card whose memory takes longer "
+                  "to cross decides it"), False
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)

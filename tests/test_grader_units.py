@@ -297,3 +297,17 @@ def test_a_check_that_breaks_blames_the_grader_not_the_file():
     assert "your code" not in report.grade_message
     assert report.grade_message.startswith("the grader's check failed (ModuleNotFoundError: No module named")
     assert "not your file's" in report.grade_message
+
+
+def test_a_card_that_cannot_measure_its_floor_reports_a_fraction_under_it_without_failing():
+    note = "on this NVIDIA H200 the input sets its memory holds move in 0.8 ms at 4,814 GB/s"
+    # Under the floor on such a card: reported, not decided, not failed.
+    passed, sentence, decided = bandwidth.card_verdict(0.31, 0.7, note)
+    assert passed and not decided
+    assert sentence.startswith("31% of the ceiling against a floor of 70%: not decided on this card")
+    # The same fraction on a card that measures honestly fails, as fraction_verdict says.
+    assert bandwidth.card_verdict(0.31, 0.7, None) == (False, bandwidth.fraction_verdict(0.31, 0.7)[1], True)
+    # Over the floor, the note changes nothing; above what memory delivers is an error on every card.
+    assert bandwidth.card_verdict(0.9, 0.7, note) == (True, "90% of the ceiling (floor 70%)", True)
+    passed, sentence, decided = bandwidth.card_verdict(1.3, 0.7, note)
+    assert not passed and decided and "measurement error" in sentence

@@ -74,7 +74,11 @@ def grade(exercise) -> dict:
             "failures": [f"{c['name']}: {(c.get('message') or '')[:400]}" for c in result.get("checks", [])
                          if not c.get("passed") and not c.get("skipped")][:3],
             "fraction": performance.get("fraction"), "verdict": performance.get("verdict"),
-            "input": performance.get("input"), "floor_note": (performance.get("details") or {}).get("floor_note")}
+            "input": performance.get("input"), "floor_note": performance.get("floor_note"),
+            # False where the fraction was under the floor on a card that cannot measure it (bandwidth.card_verdict)
+            "decided": performance.get("decided", True) if performance else None,
+            "timing": {k: (performance.get("timing") or {}).get(k) for k in
+                       ("sets", "ms_per_call", "round_overhead_ms", "dobench_ms", "dobench_ratio")}}
 
 
 def main() -> int:

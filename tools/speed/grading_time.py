@@ -127,7 +127,11 @@ def timed_grading(exercise: catalogue.Exercise, path: Path, select: str | None =
             # What a failing grading said first: a row that failed on a GPU is read without a second call.
             "first_failures": [f"{c.name}: {(c.message or '')[:300]}" for c in result.checks
                                if not c.passed and not c.skipped][:3],
-            "verdict": perf.verdict if perf else None}
+            "verdict": perf.verdict if perf else None,
+            # What the judge's clock was made of, so that a spread can be traced to the rounds or to the twin.
+            "timing": {k: (perf.timing or {}).get(k) for k in ("sets", "ms_per_call", "raw_rounds_ms",
+                                                                "twin_rounds_ms", "round_overhead_ms", "dobench_ms")}
+            if perf and perf.timing else None}
 
 
 def timed_command(args: list[str], module: str = "grader.commands.cli", root: Path = ROOT) -> dict:
