@@ -62,14 +62,14 @@ from grader.wire.failures import GradeFailure
 
 #: Input sets per round, at least and at most, and rounds per measurement (the median round decides).
 #: Seven, not five: in a class graded twice on an H100 one file's median moved 9.4 points when two of its
-#: five rounds ran slow (8.97 and 8.26 ms beside 7.42-7.55; docs/measurements/h100-class-rank-noise.json,
-#: ``raw_rounds_ms`` of the 2026-12-07 batches). Each round costs its refill and checks, outside the clock.
+#: five rounds ran slow (8.97 and 8.26 ms beside 7.42-7.55: ``batch1_timing`` of
+#: docs/measurements/h100-class-rank-rounds.json). Each round costs its refill and checks, outside the clock.
 SETS = 8
 MAX_SETS = 64
 ROUNDS = 7
 #: Rounds run before the counted ones: the first may compile and autotune (untraced), the second is the
-#: first one traced, and pays for the trace's start: it ran 2.1-2.6 ms slower than the rest in every file
-#: of that class (10.0 ms against about 7.5), a slow round counted in each median.
+#: first one traced, and pays for the trace's start: it ran 2.0-2.7 ms slower than the median of the rest
+#: in every file of that class (9.7-10.2 ms against 7.5-7.9), a slow round counted in each median.
 WARM_UP_ROUNDS = 2
 #: The shortest round the judge sizes K for, counting every call at the measured ceiling: the round's
 #: unsubtracted cost (about 0.1 ms: the first call's launcher) is then a few percent of it at most.
