@@ -100,11 +100,14 @@ def timed_grading(exercise: catalogue.Exercise, path: Path, select: str | None =
         isolation.run_checks(exercise, path, seed=SEED, interpreter=_interpreter(), select=FIRST_CHECK)
     templates_before = _templates_cpu() if warm else 0.0
     first: list[float] = []
+    last: list[float] = []  # when the latest result arrived
     apply_event = isolation.apply_event
 
     def noting(run, data, *rest):
-        if data.get("event") == "result" and not first:
-            first.append(time.monotonic())
+        if data.get("event") == "result":
+            if not first:
+                first.append(time.monotonic())
+            last[:] = [time.monotonic()]
         return apply_event(run, data, *rest)
 
     isolation.apply_event = noting
@@ -121,7 +124,9 @@ def timed_grading(exercise: catalogue.Exercise, path: Path, select: str | None =
         children = _children_cpu() - cpu  # now with what the templates started, if any
     perf = result.performance
     return {"wall_s": round(wall, 2), "cpu_s": round(children + templates, 2),
-            "first_result_s": round(first[0] - started, 2) if first else None, "passed": result.passed,
+            "first_result_s": round(first[0] - started, 2) if first else None,
+            # From the last result to the grading's end: the judge's and the learner's process's exits.
+            "after_last_result_s": round(started + wall - last[0], 2) if last else None, "passed": result.passed,
             "checks": len(result.checks), "select": select, "fraction": perf.fraction if perf else None,
             "failed": sorted({str(c.kind) for c in result.checks if not c.passed and not c.skipped}),
             # What a failing grading said first: a row that failed on a GPU is read without a second call.
