@@ -15,7 +15,7 @@ import pytest
 from grader import catalogue
 from grader.commands import batch, class_report, class_scoring, cli
 from grader.catalogue import CatalogueError, Grading
-from grader.wire.results import CheckRecord, PerformanceRecord, RunResult
+from grader.wire.results import CheckRecord, Kind, PerformanceRecord, RunResult
 from tests import hostile_corpus
 from tests import site_helpers as helpers
 
@@ -281,6 +281,22 @@ def test_a_gpu_report_plots_fractions_and_names_who_is_near_the_floor(tmp_path):
         ("fastest", "s0"), ("fastest", "s1"), ("fastest", "s2"), ("slowest", "s4"), ("slowest", "s5"),
         ("slowest", "s6")]  # wrong.py is the fastest file, but it is not correct
     assert "NVIDIA H200 (driver 570.1)" in page
+
+
+def test_a_card_that_could_not_decide_the_floor_is_named_in_the_report(tmp_path):
+    note = "on this NVIDIA H200 the input sets its memory holds move in 0.8 ms at 4,814 GB/s"
+    small = measured(0.46)
+    small.passed = small.performance.passed = True  # bandwidth.card_verdict: reported, not failed
+    small.message, small.kind = "", Kind.OK
+    small.performance.details.update(decided=False, floor_note=note)
+    results = {"fast.py": [check("matches_reference[n1]", True), measured(0.9)],
+               "slow.py": [check("matches_reference[n1]", True), small]}
+    page = class_report.render(batch.summary(graded(tmp_path, results, "gpu"), EX1, seed=3, points=100,
+                                             select=None), EX1)
+    speed = page[page.index("<section id='performance'>"):page.index("<section id='mistakes'>")]
+    said = speed[speed.index("id='not-decided'"):]
+    assert "(1 of 2 files)" in said and "slow.py" in said.split("</p>")[0] and "fast.py" not in said.split("</p>")[0]
+    assert note in said
 
 
 def test_a_gpu_batch_that_timed_nothing_says_so_without_blaming_the_card(tmp_path):

@@ -238,6 +238,12 @@ def _performance_section(measured: list[Row], exercise: catalogue.Exercise, *, o
                  f"<p>No file lies within {noise * 100:.0f} points of the floor, as far as one grading of a kernel "
                  "moved from the next on the H200.</p>" if floor is not None else
                  "<p>This exercise has no floor.</p>")
+    undecided = [r for r in measured if r.performance.get("decided") is False]
+    if undecided:  # bandwidth.card_verdict: under the floor on a card whose plan says it cannot measure it
+        near_text += (f"<p class='notice' id='not-decided'>Not decided on this card ({len(undecided)} of "
+                      f"{len(measured)} files): under the floor on a card that cannot measure it honestly, so they "
+                      f"were not failed for it: {', '.join(_text(r.name) for r in undecided)}. "
+                      f"{_text(undecided[0].performance.get('floor_note') or '')}</p>")
     fast = sorted((r for r in measured if correct(r, grading)), key=lambda r: -r.fraction)
     if len(fast) > 2 * FASTEST_SHOWN:
         shown = [("fastest", r) for r in fast[:FASTEST_SHOWN]] + [("slowest", r) for r in fast[-FASTEST_SHOWN:]]
