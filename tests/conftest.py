@@ -4,7 +4,9 @@ Tests that grade (start a learner process, build the site or drive a browser) ca
 marker, applied here by the rule in tests/grading_marker.py; `pytest -m "not grading"` is the fast loop.
 """
 
+import fcntl
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -30,7 +32,12 @@ if not _HAS_CUDA:
 
 import pytest  # noqa: E402
 
+import site_helpers as helpers  # noqa: E402
 from tests import grading_marker  # noqa: E402
+
+#: This file's fixtures that build the site or start a browser: a test that asks for one, itself or through
+#: another fixture, grades (tests/grading_marker.py's rule reads only the test's own module).
+GRADING_FIXTURES = frozenset({"built_site", "browser"})
 
 
 @functools.cache
@@ -42,7 +49,7 @@ def _grades(item) -> bool:
     module = getattr(item, "module", None)
     if module is None or not getattr(module, "__file__", None):
         return False
-    grading = _grading_functions(module.__file__)
+    grading = _grading_functions(module.__file__) | GRADING_FIXTURES
     return item.originalname in grading or bool(grading & set(item.fixturenames))
 
 
@@ -73,13 +80,74 @@ def _unmarked_tests_start_no_grading(request, monkeypatch):
     yield
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
+    """Marks before every other plugin's hook (so `-m "not grading"` sees the marker), orders after them."""
     for item in items:
         if _grades(item):
             item.add_marker(pytest.mark.grading)
-    if _HAS_CUDA:
-        return
-    skip_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU (torch.cuda.is_available() is False)")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip_gpu)
+    if not _HAS_CUDA:
+        skip_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU (torch.cuda.is_available() is False)")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip_gpu)
+    result = yield
+    # The `long` tests first: `--dist worksteal` hands each worker a contiguous half of this list and a
+    # worker that runs dry steals from the end of the other's, so a minute-long test left at the end of a
+    # half ran alone while the other worker sat idle (the browser's clipping test: 64 s of the last 65 s of
+    # a 481 s run, one worker done 38 s before the other). Stable, after pytest's grouping by fixture: the
+    # rest keep their order.
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# The learner's site and Chromium on it: tests/test_site.py's and tests/test_site_learner.py's
+# ------------------------------------------------------------------------------------------------
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The learner's site (`mkdocs build --strict`), built once for the whole run: under xdist the first
+    worker to ask builds it, holding a lock in the run's shared temporary folder, and the others wait for
+    that build and read it. (A module fixture built it once per module and worker: three builds of
+    12-19 s each in a `-n 2` run, where one serves every test, as none writes to it.)"""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        out = tmp_path_factory.mktemp("site")
+        done = helpers.build_site(out)
+        record = {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+    else:
+        shared = tmp_path_factory.getbasetemp().parent  # the run's folder; each worker's is below it
+        out, result = shared / "learner-site", shared / "learner-site.json"
+        with open(shared / "learner-site.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not result.is_file():  # a failed build is reported by every worker, not built again
+                done = helpers.build_site(out)
+                result.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
+                                              "stderr": done.stderr}))
+            record = json.loads(result.read_text())
+    if record["returncode"] != 0:
+        pytest.fail(f"mkdocs build --strict failed:\n{record['stdout'][-4000:]}\n{record['stderr'][-4000:]}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def browser(built_site, tmp_path_factory):
+    """Headless Chromium on the built site, served on 127.0.0.1: one per worker for every browser test.
+    It skips when Chromium, chromedriver or selenium is missing, except in CI (CI=true), where it fails."""
+    chromium, driver_path, reason = helpers.find_chromium()
+    if reason:
+        if IN_CI:
+            pytest.fail(f"CI=true but the browser test cannot run: {reason}")
+        pytest.skip(reason)
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    driver = helpers.start_chromium(chromium, driver_path, profile)
+    driver.set_page_load_timeout(30)
+    with helpers.serve(built_site) as base_url:
+        driver.base_url = base_url
+        try:
+            yield driver
+        finally:
+            driver.quit()

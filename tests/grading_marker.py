@@ -4,7 +4,8 @@ The rule: a test grades when its function, or a fixture or function of its own m
 names an entry point that runs a course kernel (in a learner process, or a reference solution in this
 one), builds the site or drives a browser (`ENTRY_POINTS`), or passes a `grade` subcommand that grades
 (`GRADING_COMMANDS`, in its body or its parametrize values). It is read from the test
-module's source, so a new test that grades is marked without anyone remembering to; conftest.py also
+module's source, so a new test that grades is marked without anyone remembering to (a test that asks for
+one of conftest.py's GRADING_FIXTURES, the site build and the browser, grades too); conftest.py also
 fails any unmarked test that starts a Python or a browser process, so a miss shows up in the fast loop.
 """
 
@@ -31,8 +32,6 @@ ENTRY_POINTS = (
     "grader.judge.learner_process.LearnerProcess",  # a learner file in its sandboxed process, driven by the test
     "site_helpers.build_site",
     "site_helpers.start_chromium",
-    "test_site.built_site",  # test_site's fixtures, imported by other site tests: the site built once
-    "test_site.browser",  # and Chromium on it
 )
 # `grade` subcommands that start a learner process (given to cli.main or to a test's wrapper of it).
 GRADING_COMMANDS = frozenset({"exercise", "batch", "check-course", "show", "watch"})

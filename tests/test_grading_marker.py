@@ -72,3 +72,20 @@ def test_the_course_tests_that_grade_are_marked():
     assert "test_natural_file_passes" in natural
     assert "test_every_file_says_how_it_differs_and_each_exercise_runs_its_whole_spec" not in natural
     assert {"test_solution_passes", "test_stub_says_not_implemented", "test_wrong_variant_rejected_with_its_message"} <= course, sorted(course)
+
+
+def test_conftests_site_fixtures_grade_and_mark_the_tests_that_ask_for_them():
+    """The site build and the browser live in conftest.py, outside the modules the rule reads: its
+    GRADING_FIXTURES must be fixtures the rule calls grading, and a test asking for one is marked."""
+    import sys
+    from types import SimpleNamespace
+
+    import conftest
+
+    folder = Path(grading_marker.__file__).parent
+    assert conftest.GRADING_FIXTURES == {"built_site", "browser"}
+    assert conftest.GRADING_FIXTURES <= grading_functions((folder / "conftest.py").read_text())
+    module = sys.modules[__name__]  # a module whose own functions do not grade
+    for fixtures, grades in ((["tmp_path", "browser"], True), (["built_site"], True), (["tmp_path"], False)):
+        item = SimpleNamespace(module=module, originalname="test_reads_a_page", fixturenames=fixtures)
+        assert conftest._grades(item) is grades, fixtures

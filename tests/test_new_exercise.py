@@ -30,6 +30,7 @@ def digests(root: Path) -> dict[str, str]:
             for path in root.rglob("*") if path.is_file() and not {"__pycache__", ".git"} & set(path.parts)}
 
 
+@pytest.mark.long
 def test_a_new_exercise_is_one_folder_a_stub_a_solution_and_a_page(tmp_path):
     course = course_copy.checkout(tmp_path / "course")
     before = digests(course)

@@ -17,7 +17,6 @@ where they fail instead: a CI run must never pass by skipping the browser.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -40,7 +39,6 @@ DECODE_MERGE_SCRIPT = DOCS / "scripts" / "decode_merge_by_hand.py"
 MEASUREMENTS = DOCS / "measurements"
 PLOTS = DOCS / "assets" / "plots"
 MESSAGES = DOCS / "assets" / "messages"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -48,13 +46,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # ------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def built_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    result = helpers.build_site(out)
-    if result.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return out
+# `built_site` is tests/conftest.py's: one build for the whole run, which every site test reads.
 
 
 def test_strict_build_passes(built_site):
@@ -339,22 +331,7 @@ def test_tolerance_table_matches_grader():
 # ------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser(built_site, tmp_path_factory):
-    chromium, driver_path, reason = helpers.find_chromium()
-    if reason:
-        if IN_CI:
-            pytest.fail(f"CI=true but the browser test cannot run: {reason}")
-        pytest.skip(reason)
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    driver = helpers.start_chromium(chromium, driver_path, profile)
-    driver.set_page_load_timeout(30)
-    with helpers.serve(built_site) as base_url:
-        driver.base_url = base_url
-        try:
-            yield driver
-        finally:
-            driver.quit()
+# `browser` is tests/conftest.py's: one headless Chromium per worker on the built site.
 
 
 def _open(driver, path: str) -> None:

@@ -13,8 +13,8 @@
   scrolls sideways, and nothing is wider than the screen. Screenshots of a few pages at both widths
   go to build/screenshots/.
 
-The build and the browser are tests/test_site.py's fixtures; the browser test skips when Chromium,
-chromedriver or selenium is missing, except in CI (CI=true).
+The build and the browser are tests/conftest.py's fixtures, shared with tests/test_site.py; the browser
+test skips when Chromium, chromedriver or selenium is missing, except in CI (CI=true).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import site_helpers as helpers
 from docs.scripts import committed_stub
 from grader.catalogue import EXERCISES
 from site_helpers import ROOT, SCREENSHOTS
-from test_site import browser, built_site  # noqa: F401  (the learner's site built, and Chromium on it)
 
 #: Lines with fewer letters and digits are idioms any kernel has (`mask = offsets < n`) or a title's
 #: underline, not the solution's own.
@@ -338,8 +337,11 @@ def _set_width(driver, width: int, height: int, mobile: bool) -> None:
         "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
 
 
+@pytest.mark.long  # 55-65 s: its pages are loaded one by one, in a browser that lays each out twice
 def test_no_code_block_or_table_is_clipped(built_site, browser):
-    """Each page is loaded once and laid out at both widths."""
+    """Each page is loaded once and laid out at both widths. (Loading every other page at 390 px and
+    resizing it to 1280, one resize a page instead of two, saves ~10 s but is not the same test: a page
+    loaded as a phone and widened to 1280 px measured 62 px wider than the screen.)"""
     pages = sorted(p.parent.relative_to(built_site).as_posix() + "/"
                    for p in built_site.rglob("index.html"))
     pages = ["" if page == "./" else page for page in pages]
