@@ -16,12 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-try:
-    import torch
+# torch is a dependency: a Python without it stops here with "No module named 'torch'" (the README's
+# install), not later with a NameError.
+import torch  # noqa: E402
 
-    _HAS_CUDA = torch.cuda.is_available()
-except ImportError:  # pragma: no cover - torch is a dependency
-    _HAS_CUDA = False
+_HAS_CUDA = torch.cuda.is_available()
 if not _HAS_CUDA:
     os.environ.setdefault("TRITON_INTERPRET", "1")
     # One torch thread in each test process: two workers share two cores with the gradings they start, and
