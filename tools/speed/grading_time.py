@@ -27,7 +27,9 @@ Each case is timed from this process, as the learner's command would be:
 ``--solutions`` grades every exercise's solution (``--exercises`` some) ``--repeat`` times instead
 (the noise of the performance verdict on a GPU: the fraction of every run is kept, and
 ``fraction_spread`` is the largest minus the smallest); with ``--warm``, each in a process that has graded
-before, as the course's tests, `grade batch` and `grade watch` grade (the cases' ``solution_ex01_warm``...).
+before, as the course's tests, `grade batch` and `grade watch` grade (the cases' ``solution_ex01_warm``...); with
+``--select performance``, only the performance check of each (every run still a grading of its own: the judge,
+the learner's process, the kernel compiled).
 
 Every row records the wall seconds, the CPU seconds of every process the case started (user and
 system, children included) and the load average before it: on a shared machine the wall clock
@@ -263,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exercises", type=int, nargs="+", help="with --solutions: only these exercises")
     parser.add_argument("--warm", action="store_true", help="with --solutions: each grading after one that started "
                                                              "the templates (not counted)")
+    parser.add_argument("--select", metavar="EXPR",
+                        help="with --solutions: only the checks this pytest -k expression selects, e.g. performance "
+                             "(the spread of the verdict without a whole grading's correctness checks)")
     parser.add_argument("--repeat", type=int, default=1, help="how many times each case runs (default 1)")
     parser.add_argument("--paired", type=Path, metavar="CHECKOUT",
                         help="grade exercise 1's solution in turns with another checkout of the course (its "
@@ -276,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="grading-time-") as scratch:
         if args.solutions:
             suffix = "_warm" if args.warm else ""
-            work = [(f"solution_ex{e.number:02d}{suffix}", lambda e=e: timed_grading(e, e.solution_path, warm=args.warm))
+            work = [(f"solution_ex{e.number:02d}{suffix}", lambda e=e: timed_grading(e, e.solution_path, args.select,
+                                                                                      warm=args.warm))
                     for e in catalogue.EXERCISES if not args.exercises or e.number in args.exercises]
         else:
             work = [(name, lambda name=name: run_case(name, Path(scratch))) for name in args.cases]
