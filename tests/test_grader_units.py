@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 import torch
@@ -55,6 +56,20 @@ def test_a_twin_that_measured_something_else_is_not_subtracted(guard):
     # Without either guard the broken twin is taken off, as before: 443%.
     times, _, note = clock.per_call_ms(*BROKEN_TWIN_ROUNDS[:1], min(BROKEN_TWIN_ROUNDS[1]), 8)
     assert note is None and round(FASTEST_CALL_MS / statistics.median(times), 2) == 4.43
+
+
+def test_the_clocks_twin_starts_no_cupti_and_a_learners_process_does():
+    from grader.judge.learner_process import LearnerProcess
+    from grader.learner import runner
+
+    base = ["--requests", "3", "--replies", "4", "--arena-in", "5:64", "--arena-out", "6:64"]
+    twin = LearnerProcess.clock_twin()
+    learner = LearnerProcess(catalogue.get(1).solution_path, mode="gpu")
+    twin_args = runner._parse(base + twin.runner_options(Path("/scratch/clock_twin.py")))
+    learner_args = runner._parse(base + learner.runner_options(Path("/scratch/ex01_vector_add.py")))
+    assert (twin_args.untraced, twin_args.mode, twin_args.display) == (True, "gpu", "grader/learner/clock_twin.py")
+    assert (learner_args.untraced, learner_args.mode) == (False, "gpu")
+
 
 
 def test_vector_add_byte_model_counts_two_reads_and_one_write():

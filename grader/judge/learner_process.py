@@ -139,7 +139,7 @@ class LearnerProcess:
 
     def __init__(self, learner_file: str | Path, *, display: str | None = None, mode: str = "interpreter",
                  hide: tuple[str, ...] = (), level: str | None = None, import_timeout: float = IMPORT_TIMEOUT,
-                 kernel_cache: str | Path | None = None):
+                 kernel_cache: str | Path | None = None, traced: bool = True):
         self.learner_file = Path(learner_file).resolve()
         self.display = display or str(learner_file)
         self.mode = mode
@@ -150,6 +150,8 @@ class LearnerProcess:
         #: Not at the ``user`` level: the sandbox user could not reach a folder under the grader's home.
         self.kernel_cache = str(kernel_cache) if kernel_cache and mode == "gpu" and self.level != "user" else ""
         self.import_timeout = import_timeout
+        #: False for the clock's twin, whose calls are never traced: its runner starts no CUPTI (`--untraced`).
+        self.traced = traced
         self.arenas: dict[str, arena.Arena] = {}
         self.proc: subprocess.Popen | None = None
         self.hello: dict | None = None
@@ -167,6 +169,16 @@ class LearnerProcess:
         #: The course's twin process for the judge's clock (`grader.learner.clock_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
         self._traffic_log = None
+
+    @classmethod
+    def clock_twin(cls) -> "LearnerProcess":
+        """The twin of the GPU timing (`grader.learner.clock_twin`): the course's own file, in a learner's process
+        that is never traced, so that no CUPTI starts in it (CUPTI's start, in a thread beside the twin's first
+        timing rounds, made them 2-130 ms long instead of about 0.7 on an H100)."""
+        from grader.catalogue import ROOT
+
+        return cls(ROOT / "grader" / "learner" / "clock_twin.py", display="grader/learner/clock_twin.py", mode="gpu",
+                   traced=False)
 
     @property
     def traffic_log(self):
@@ -204,8 +216,7 @@ class LearnerProcess:
         command = [sys.executable, "-s", "-m", "grader.learner.runner",
                    "--requests", str(request_read), "--replies", str(reply_write),
                    "--arena-in", f"{self.arenas['in'].fd}:{self.arenas['in'].size}",
-                   "--arena-out", f"{self.arenas['out'].fd}:{self.arenas['out'].size}",
-                   f"--learner={copy}", f"--display={self.display}", "--mode", self.mode]
+                   "--arena-out", f"{self.arenas['out'].fd}:{self.arenas['out'].size}", *self.runner_options(copy)]
         variant = sandbox.course_variant(ROOT, self.learner_file)
         env = sandbox.learner_environment(dict(os.environ), scratch=self.scratch, course=ROOT,
                                           interpreter=self.mode == "interpreter")
@@ -235,6 +246,12 @@ class LearnerProcess:
             os.close(status_write)
         self._requests, self._replies = request_write, reply_read
         self.hello = None
+
+    def runner_options(self, copy: Path) -> list[str]:
+        """What `grader.learner.runner` is told of its file (``copy``, in its scratch folder) beside the pipes and
+        arenas: the name to show, the mode, and for the clock's twin that it is never traced."""
+        return [f"--learner={copy}", f"--display={self.display}", "--mode", self.mode,
+                *([] if self.traced else ["--untraced"])]
 
     def _setup_failure(self) -> str:
         """What the keeper said on the sandbox's own channel (empty when the sandbox was set up)."""

@@ -174,10 +174,7 @@ def pytest_configure(config):
         if mode == "gpu":
             # The twin of the GPU timing (grader.learner.clock_twin): the course's own process, started now so
             # that it is ready when a performance check needs it.
-            from grader.catalogue import ROOT
-
-            process.twin = LearnerProcess(ROOT / "grader" / "learner" / "clock_twin.py",
-                                          display="grader/learner/clock_twin.py", mode="gpu")
+            process.twin = LearnerProcess.clock_twin()
             process.twin.start()
 
     start("gpu" if guess_gpu else "interpreter")

@@ -16,7 +16,6 @@ import triton
 
 from grader import bandwidth
 from grader.judge import clock
-from grader.catalogue import ROOT
 from grader.judge.learner_process import LearnerFunction, LearnerProcess
 
 
@@ -55,7 +54,7 @@ ceiling, _ = bandwidth.measure_ceiling()
 rows = []
 for case, (path, name, make_set, verify, like, nbytes) in CASES.items():
     process = LearnerProcess(path, mode="gpu")
-    process.twin = LearnerProcess(ROOT / "grader" / "learner" / "clock_twin.py", mode="gpu")
+    process.twin = LearnerProcess.clock_twin()
     process.start()
     process.twin.start()
     process.ready()
