@@ -71,7 +71,6 @@ def test_the_clocks_twin_starts_no_cupti_and_a_learners_process_does():
     assert (learner_args.untraced, learner_args.mode) == (False, "gpu")
 
 
-
 def test_vector_add_byte_model_counts_two_reads_and_one_write():
     assert minimum_bytes(1000, 4) == 12_000
     assert minimum_bytes(1 << 28, 4) == 3 * 2**30  # the H200 benchmark moves 3 GiB

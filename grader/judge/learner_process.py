@@ -174,7 +174,7 @@ class LearnerProcess:
     def clock_twin(cls) -> "LearnerProcess":
         """The twin of the GPU timing (`grader.learner.clock_twin`): the course's own file, in a learner's process
         that is never traced, so that no CUPTI starts in it (CUPTI's start, in a thread beside the twin's first
-        timing rounds, made them 2-130 ms long instead of about 0.7 on an H100)."""
+        timing rounds, made them 2-131 ms long instead of about 0.7 on an H100)."""
         from grader.catalogue import ROOT
 
         return cls(ROOT / "grader" / "learner" / "clock_twin.py", display="grader/learner/clock_twin.py", mode="gpu",

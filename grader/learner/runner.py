@@ -51,7 +51,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--mode", choices=["interpreter", "gpu"], required=True)
     # The clock's twin (grader.learner.clock_twin): its calls are never traced, so CUPTI is not started. Started
     # in a thread (as for a learner's file), CUPTI's start ran beside the twin's first timing rounds: on an H100
-    # they took 2-130 ms instead of about 0.7 (the twin_rounds_ms of docs/measurements/h100-verdict-spread.json).
+    # they took 2-131 ms instead of about 0.7 (the twin_rounds_ms of docs/measurements/h100-verdict-spread.json).
     parser.add_argument("--untraced", action="store_true")
     return parser.parse_args(argv)
 
