@@ -5,8 +5,8 @@
 # solutions of EXERCISES (default "1 2") graded REPEAT (5) times each: ~9 minutes. Further calls take other
 # exercises without the waiting cases, e.g. `SKIP_WAITING=1 EXERCISES="4 5 10" bash tools/device/grading_speed.sh`
 # (exercise 7 takes ~100 s a grading, 9 ~50 s: give each a call of its own with REPEAT=5). SELECT=performance grades
-# only each solution's performance check (still a grading of its own each time: ~10-15 s on an H100, exercise 7 ~71 s),
-# the spread of the verdict at a third of the time: the rows of docs/measurements/h100-verdict-spread.json.
+# only each solution's performance check, for the spread of the verdict (still a grading of its own each time: ~10-15 s
+# on an H100, exercise 7 ~71 s): the rows of docs/measurements/h100-verdict-spread.json.
 # Writes $OUT/h200-grading-speed.json (the rows of several calls go into one file of docs/measurements/ together).
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 GRADE_STATE_DIR=$(mktemp -d)
