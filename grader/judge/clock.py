@@ -60,16 +60,19 @@ from grader.judge import kernel_audit
 from grader.wire import guards, protocol
 from grader.wire.failures import GradeFailure
 
-#: Input sets per round, at least and at most, and rounds per measurement (the median round decides).
-#: Seven, not five: in a class graded twice on an H100 one file's median moved 9.4 points when two of its
-#: five rounds ran slow (8.97 and 8.26 ms beside 7.42-7.55: ``batch1_timing`` of
-#: docs/measurements/h100-class-rank-rounds.json). Each round costs its refill and checks, outside the clock.
+#: Input sets per round, at least and at most.
 SETS = 8
 MAX_SETS = 64
+#: Rounds per measurement (the median round decides). Seven, not five: in a class graded twice on an H100 one
+#: file's median moved 9.4 points when two of its five rounds ran slow (8.97 and 8.26 ms beside 7.42-7.55:
+#: ``batch1_timing`` of docs/measurements/h100-class-rank-rounds.json). Each round costs its refill and checks,
+#: outside the clock.
 ROUNDS = 7
 #: Rounds run before the counted ones: the first may compile and autotune (untraced), the second is the
 #: first one traced, and pays for the trace's start: it ran 2.0-2.7 ms slower than the median of the rest
-#: in every file of that class (9.7-10.2 ms against 7.5-7.9), a slow round counted in each median.
+#: in every file of that class (9.7-10.2 ms against 7.5-7.9), a slow round counted in each median. With two,
+#: the first counted round lay within -0.16 to +0.29 ms of the rest, and that class moved 4.4 points at most
+#: (docs/measurements/h100-class-rank-seven-rounds.json).
 WARM_UP_ROUNDS = 2
 #: The shortest round the judge sizes K for, counting every call at the measured ceiling: the round's
 #: unsubtracted cost (about 0.1 ms: the first call's launcher) is then a few percent of it at most.
