@@ -169,6 +169,9 @@ class LearnerProcess:
         #: The course's twin process for the judge's clock (`grader.learner.clock_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
         self._traffic_log = None
+        #: When `start` was asked and when the hello arrived (monotonic): the judge's "timings" event.
+        self.started_at: float | None = None
+        self.ready_at: float | None = None
 
     @classmethod
     def clock_twin(cls) -> "LearnerProcess":
@@ -197,6 +200,7 @@ class LearnerProcess:
         from grader.catalogue import ROOT
 
         self.stop()
+        self.started_at, self.ready_at = time.monotonic(), None
         self._root = Path(tempfile.mkdtemp(prefix="grade-run-"))
         os.chmod(self._root, 0o711)  # the sandbox user may pass through to its scratch folder, not list
         self.scratch = self._root / "work"
@@ -296,6 +300,7 @@ class LearnerProcess:
             self.stop()
             raise GradeFailure("the process running your file sent something that is not the grader's", kind=Kind.IMPORT)
         self.hello = hello
+        self.ready_at = time.monotonic()
         if not hello["ready"]:
             self.stop()
             self.hello = hello

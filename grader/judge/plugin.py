@@ -96,6 +96,7 @@ class Session:
         self.collected: dict[str, str] = {}
         #: Why the run stops before its last check (checks that hung in a row), once it must.
         self.stop_reason: str | None = None
+        self.started = time.monotonic()  # the judge's configure: what the "timings" event counts from
 
 
 #: The run's Session, made by pytest_configure. Module-level because pytest calls the report hooks
@@ -202,13 +203,30 @@ def pytest_unconfigure(config):
     session = _SESSION
     if session is not None and session.process is not None:
         twin = getattr(session.process, "twin", None)
+        asked = time.monotonic()
         for process in (twin, session.process):  # both end at once, then each is waited for
             if process is not None:
                 process.ask_to_exit()
+        timings = {"learner": _start_timings(session.process, session.started),
+                   "twin": _start_timings(twin, session.started) if twin is not None else None}
         if twin is not None:
             twin.close()
+        timings["twin_ended_s"] = round(time.monotonic() - asked, 3)
         session.process.close()
         sandbox.kill_children()
+        timings["learner_ended_s"] = round(time.monotonic() - asked, 3)
+        # Where the grading's seconds went at its start and its end (tools/device/startup_probe.py prints it).
+        session.events.write("timings", **timings)
+
+
+def _start_timings(process, since: float) -> dict:
+    """When ``process`` was started and sent its hello, in seconds from the judge's configure, and the
+    stages of its start as it reported them (seconds from its runner's start)."""
+    def offset(t):
+        return None if t is None else round(t - since, 3)
+
+    hello = process.hello or {}
+    return {"started": offset(process.started_at), "ready": offset(process.ready_at), "stages": hello.get("stages")}
 
 
 def _grades_bf16(item) -> bool:

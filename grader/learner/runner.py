@@ -419,9 +419,18 @@ def main(argv: list[str] | None = None) -> int:
     from grader.wire import protocol
 
     started = time.monotonic()
+    # When each step of the start ended, in seconds from this process's start: where a grading's first
+    # result waits (tools/device/startup_probe.py prints them).
+    stages: dict[str, float] = {}
+
+    def reached(stage: str) -> None:
+        stages[stage] = round(time.monotonic() - started, 3)
+
     if args.mode == "interpreter":
         os.environ["TRITON_INTERPRET"] = "1"
     import torch
+
+    reached("torch")
 
     # In the interpreter, one thread: this process and the judge take turns (one waits while the other
     # works) on small tensors, and OpenMP's idle threads spin for the CPU the other one needs (what that
@@ -432,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         import triton  # noqa: F401
 
         triton_version = triton.__version__
+        reached("triton")
     except Exception as exc:  # noqa: BLE001
         protocol.send(args.replies, {"ready": False, "kind": Kind.FATAL, "message": f"Triton cannot be imported: {exc}"})
         return 1
@@ -452,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         from grader.device import hold_to_memory_limit
 
         hold_to_memory_limit()  # an emulated smaller card (GRADE_DEVICE_MEMORY_GIB) holds this process too
+        reached("trace_prepared")
     runner = Runner(args)
     if args.mode == "interpreter":
         # The watch's launch wrappers and the traffic counter's hooks are installed now, once, before
@@ -462,8 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         call_watch.install_for_process()
         runner.counting = traffic.EveryCall()
     hello = runner.import_learner()
+    reached("file_imported")
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
-                 fixes=fixes, seconds=round(time.monotonic() - started, 3))
+                 fixes=fixes, seconds=round(time.monotonic() - started, 3), stages=stages)
     protocol.send(args.replies, hello)
     if not hello["ready"]:
         return 0

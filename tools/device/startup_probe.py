@@ -12,7 +12,8 @@ Two parts, each in fresh processes (as a learner's ``grade exercise`` starts the
     ``grade exercise N --from FILE`` run in this process through `grader.commands.isolation.run_checks`,
     with the arrival time of every event the judge sends (``mode``, ``collected``, each check's start
     and result): the seconds until the judge is up, until the learner's file is imported, each check's
-    own seconds, and the performance check's.
+    own seconds, and the performance check's; then the judge's ``timings``: when the learner's process and
+    the twin were started and ready, the stages of their start, and how long each took to end.
 
 Each stage runs twice; the first run also pays for a cold page cache.
 """
@@ -95,6 +96,8 @@ def timeline(number: int, file: Path) -> dict:
         elif data.get("event") == "result":
             entry["check"] = data["check"].get("nodeid")
             entry["passed"] = data["check"].get("passed")
+        elif data.get("event") == "timings":  # the learner's and the twin's start, stage by stage, and their end
+            entry.update({k: v for k, v in data.items() if k != "event"})
         arrivals.append(entry)
         return original(run, data, collected, done, running)
 
@@ -156,6 +159,9 @@ def main() -> int:
         mode = next((e["t"] for e in run["events"] if e["event"] == "mode"), None)
         print(f"timeline: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
               f"passed {run['passed']}, fraction {run['fraction']}")
+        for timings in (e for e in run["events"] if e["event"] == "timings"):
+            print(f"  learner {timings['learner']}\n  twin {timings['twin']}\n"
+                  f"  ended: twin {timings['twin_ended_s']} s, learner {timings['learner_ended_s']} s after asked")
     return 0
 
 
