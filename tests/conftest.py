@@ -133,6 +133,15 @@ def built_site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def committed_plots(tmp_path_factory):
+    """docs/scripts/plot_measurements.py run once per worker on the committed measurements: (the module, with
+    what it drew point by point; the folder it drew into). tests/test_figures.py reads what it drew and
+    tests/test_site.py compares the folder with docs/assets/plots (each run took 6-8 s; four ran before)."""
+    out = tmp_path_factory.mktemp("plots")
+    return helpers.run_plot_script(None, out), out
+
+
+@pytest.fixture(scope="session")
 def browser(built_site, tmp_path_factory):
     """Headless Chromium on the built site, served on 127.0.0.1: one per worker for every browser test.
     It skips when Chromium, chromedriver or selenium is missing, except in CI (CI=true), where it fails."""

@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 SCREENSHOTS = ROOT / "build" / "screenshots"
+PLOT_SCRIPT = DOCS / "scripts" / "plot_measurements.py"
 
 #: Where Debian's packages put them (`apt-get install chromium chromium-driver`); PATH is searched too.
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
@@ -130,3 +131,20 @@ def load_nav(config_file: str = "mkdocs.yml") -> list:
         if hasattr(hook, "on_config"):
             config = hook.on_config(config) or config
     return config["nav"]
+
+
+def run_plot_script(measurements, out):
+    """docs/scripts/plot_measurements.py run in this process on ``measurements`` (None: the committed
+    files), drawing into ``out``: the module, with what it drew point by point."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_measurements_under_test", PLOT_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+        args = ["--out", str(out)] + (["--measurements", str(measurements)] if measurements else [])
+        assert module.main(args) == 0
+    finally:
+        sys.modules.pop(spec.name, None)
+    return module

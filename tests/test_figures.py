@@ -18,6 +18,7 @@ import re
 
 import pytest
 
+import site_helpers as helpers
 from site_helpers import DOCS
 
 _spec = importlib.util.spec_from_file_location("figures", DOCS / "scripts" / "figures.py")
@@ -179,29 +180,13 @@ def test_chapter_7_shows_the_measured_speedup_beside_the_prediction():
 # The plots: physics, provenance, one run each, legible
 # ------------------------------------------------------------------------------------------------
 
-PLOT_SCRIPT = DOCS / "scripts" / "plot_measurements.py"
-
-
 def _run_plot_script(measurements, out):
-    """docs/scripts/plot_measurements.py run in this process on ``measurements`` (None: the committed
-    files), drawing into ``out``: the module, with what it drew point by point."""
-    import sys
-
-    spec = importlib.util.spec_from_file_location("plot_measurements_under_test", PLOT_SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    try:
-        spec.loader.exec_module(module)
-        args = ["--out", str(out)] + (["--measurements", str(measurements)] if measurements else [])
-        assert module.main(args) == 0
-    finally:
-        sys.modules.pop(spec.name, None)
-    return module
+    return helpers.run_plot_script(measurements, out)
 
 
-@pytest.fixture(scope="module")
-def plotted(tmp_path_factory):
-    module = _run_plot_script(None, tmp_path_factory.mktemp("plots"))
+@pytest.fixture
+def plotted(committed_plots):
+    module, _ = committed_plots
     assert module.PLOTTED, "the plot script recorded no bandwidth point"
     return module
 
@@ -244,10 +229,9 @@ def test_a_point_above_its_ceiling_is_caught(tmp_path):
     assert len(points_above_their_ceilings(module.PLOTTED)) == 1
 
 
-def test_every_plot_names_its_source(plotted, tmp_path_factory):
+def test_every_plot_names_its_source(committed_plots):
     """Each figure says in itself which files it was drawn from (a footer), and SOURCES.md lists them."""
-    out = tmp_path_factory.mktemp("sources")
-    _run_plot_script(None, out)
+    _, out = committed_plots
     sources = (out / "SOURCES.md").read_text()
     for svg in sorted(out.glob("*.svg")):
         files = re.search(rf"^\| `{re.escape(svg.name)}` \| (.*) \|$", sources, re.M)
