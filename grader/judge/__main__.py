@@ -18,6 +18,12 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    import os
+
+    # The judge needs no plugin but its own: pytest's search of every installed package for plugins (and their
+    # imports: pytest-xdist's and others in a course's dev install) cost 0.13-0.2 s before the learner's process
+    # could start, on two CPU cores, and a plugin a learner installed has no business in the judge.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import pytest
 
     from grader.catalogue import ROOT
