@@ -64,6 +64,28 @@ STAGES = {
                                    "x = torch.rand(1000, device='cuda'); out = torch.empty_like(x)\n"
                                    "m.add_kernel[(4,)](x, x, out, 1000, BLOCK=256); torch.cuda.synchronize()"),
 }
+# In one process, after torch's import, from a warm Triton cache: the seconds the main thread takes to import
+# Triton and the kernel, launch it and synchronize (``main_s``), alone and with CUPTI starting in a thread beside
+# it as in the learner's process, and how long that start took (``warm_s``, joined after). Printed as JSON.
+_BESIDE = ("import torch, importlib.util, json, os, threading, time\n"
+           "t0 = time.monotonic(); warm_s = None\n"
+           "if os.environ.get('PROBE_WARM'):\n"
+           "    from torch.profiler import profile, ProfilerActivity\n"
+           "    def warm():\n"
+           "        global warm_s\n"
+           "        p = profile(activities=[ProfilerActivity.CUDA]); p.__enter__(); p.__exit__(None, None, None)\n"
+           "        warm_s = time.monotonic() - t0\n"
+           "    thread = threading.Thread(target=warm, daemon=True); thread.start()\n"
+           "import triton\n"
+           "spec = importlib.util.spec_from_file_location('probe_kernel', os.environ['PROBE_KERNEL'])\n"
+           "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+           "x = torch.rand(1000, device='cuda'); out = torch.empty_like(x)\n"
+           "m.add_kernel[(4,)](x, x, out, 1000, BLOCK=256); torch.cuda.synchronize()\n"
+           "main_s = time.monotonic() - t0\n"
+           "if os.environ.get('PROBE_WARM'): thread.join()\n"
+           "print(json.dumps({'main_s': round(main_s, 3), 'warm_s': warm_s and round(warm_s, 3)}))\n")
+STAGES["kernel_after_torch"] = _BESIDE
+STAGES["kernel_after_torch_cupti_thread"] = "import os; os.environ['PROBE_WARM'] = '1'\n" + _BESIDE
 
 
 def stages(kernel_file: Path) -> list[dict]:
@@ -77,6 +99,8 @@ def stages(kernel_file: Path) -> list[dict]:
             done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
             rows.append({"stage": name, "attempt": attempt, "seconds": round(time.monotonic() - started, 3),
                          "exit": done.returncode, "error": done.stderr[-300:] if done.returncode else None})
+            if done.stdout.strip().startswith("{"):
+                rows[-1]["in_process"] = json.loads(done.stdout.strip().splitlines()[-1])
     return rows
 
 
@@ -153,7 +177,8 @@ def main() -> int:
         print(f"grade exercise {args.exercise}: {row['seconds']} s, passed {row.get('passed')}, "
               f"fraction {row.get('fraction')} {row.get('error', '')}")
     for row in found.get("stages", []):
-        print(f"{row['stage']:>18} #{row['attempt']}: {row['seconds']:6.2f} s" + (" FAILED" if row["exit"] else ""))
+        print(f"{row['stage']:>18} #{row['attempt']}: {row['seconds']:6.2f} s" + (" FAILED" if row["exit"] else "")
+              + (f" {row['in_process']}" if row.get("in_process") else ""))
     for run in found.get("timeline", []):
         first = next((e["t"] for e in run["events"] if e["event"] == "result"), None)
         mode = next((e["t"] for e in run["events"] if e["event"] == "mode"), None)
