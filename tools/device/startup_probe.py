@@ -88,10 +88,12 @@ STAGES["kernel_after_torch"] = _BESIDE
 STAGES["kernel_after_torch_cupti_thread"] = "import os; os.environ['PROBE_WARM'] = '1'\n" + _BESIDE
 
 
-def stages(kernel_file: Path) -> list[dict]:
+def stages(kernel_file: Path, only: list[str] | None = None) -> list[dict]:
     rows = []
     cache = tempfile.mkdtemp(prefix="probe-triton-")
     for name, code in STAGES.items():
+        if only and name not in only and name != "first_kernel":  # the first kernel fills the Triton cache
+            continue
         for attempt in (1, 2):
             env = {"PATH": "/usr/bin:/bin", "TRITON_CACHE_DIR": cache, "PROBE_KERNEL": str(kernel_file),
                    "HOME": cache}
@@ -160,12 +162,13 @@ def main() -> int:
     parser.add_argument("--exercise", type=int, default=1)
     parser.add_argument("--file", type=Path, default=ROOT / "solutions" / "ex01_vector_add.py")
     parser.add_argument("--parts", nargs="*", default=["stages", "timeline", "cli"])
+    parser.add_argument("--stages", nargs="*", choices=list(STAGES), help="only these stages (and first_kernel)")
     args = parser.parse_args()
     kernel_file = Path(tempfile.mkdtemp(prefix="probe-kernel-")) / "probe_kernel.py"
     kernel_file.write_text(KERNEL)
     found: dict = {}
     if "stages" in args.parts:
-        found["stages"] = stages(kernel_file)
+        found["stages"] = stages(kernel_file, args.stages)
     if "timeline" in args.parts:
         found["timeline"] = [timeline(args.exercise, args.file) for _ in range(2)]
     if "cli" in args.parts:
