@@ -103,3 +103,31 @@ def test_a_grading_without_templates_gives_the_same_verdict(monkeypatch):
         run = isolation.run_checks(exercise, wrong, seed=5, interpreter=True, select="matches_reference and n1-")
         verdicts.append([(c.name, c.passed, str(c.kind)) for c in run.checks])
     assert verdicts[0] == verdicts[1] and not any(passed for _, passed, _ in verdicts[0]), verdicts
+
+
+def test_the_judge_says_when_the_learners_process_started_was_ready_and_ended(monkeypatch):
+    """The judge's last event, ``timings``: the learner's process started before its hello came, the stages of
+    its start in order (torch, Triton, the file) and within that wait, and its end measured (where a grading's
+    first result waits: tools/device/startup_probe.py prints it)."""
+    monkeypatch.setenv("GRADE_PRESTART", "0")  # started from scratch, as every first grading is
+    exercise = catalogue.get(1)
+    events = []
+    original = isolation.apply_event
+
+    def keep(run, data, *rest):
+        events.append(data)
+        return original(run, data, *rest)
+
+    monkeypatch.setattr(isolation, "apply_event", keep)
+    run = isolation.run_checks(exercise, exercise.solution_path, seed=5, interpreter=True,
+                               select="matches_reference and n1-fp32")
+    assert run.passed
+    timings = [e for e in events if e.get("event") == "timings"]
+    assert len(timings) == 1 and events[-1] is timings[0], [e.get("event") for e in events]
+    learner = timings[0]["learner"]
+    assert 0 <= learner["started"] < learner["ready"], learner
+    stages = learner["stages"]
+    assert list(stages) == ["torch", "triton", "file_imported"], stages  # no trace in the interpreter
+    assert 0 < stages["torch"] <= stages["triton"] <= stages["file_imported"] < learner["ready"] - learner["started"]
+    assert timings[0]["twin"] is None  # the clock's twin runs on a GPU only
+    assert 0 <= timings[0]["learner_ended_s"] < 10
