@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python tools/device/startup_probe.py --out $OUT/startup.json [--exercise 1] [--file F]
 
-Two parts, each in fresh processes (as a learner's ``grade exercise`` starts them):
+Its parts, each in fresh processes (as a learner's ``grade exercise`` starts them):
 
 ``stages``
     what a Python that will grade pays, one stage at a time: ``import torch``; torch's CUDA start
@@ -13,7 +13,10 @@ Two parts, each in fresh processes (as a learner's ``grade exercise`` starts the
     with the arrival time of every event the judge sends (``mode``, ``collected``, each check's start
     and result): the seconds until the judge is up, until the learner's file is imported, each check's
     own seconds, and the performance check's; then the judge's ``timings``: when the learner's process and
-    the twin were started and ready, the stages of their start, and how long each took to end.
+    the twin were started and ready, the stages of their start, and how long each took to end;
+``warm_up_turns``
+    the timeline six times, in turns without and with the learner's process's warm-up
+    (`grader.learner.gpu_warm_up`; ``GRADE_GPU_WARM_UP=0`` turns it off).
 
 Each stage runs twice; the first run also pays for a cold page cache.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -171,6 +175,14 @@ def main() -> int:
         found["stages"] = stages(kernel_file, args.stages)
     if "timeline" in args.parts:
         found["timeline"] = [timeline(args.exercise, args.file) for _ in range(2)]
+    if "warm_up_turns" in args.parts:
+        # The learner's process with and without its warm-up (grader.learner.gpu_warm_up), in turns, three each.
+        found["warm_up_turns"] = []
+        for _ in range(3):
+            for setting in ("0", "1"):
+                os.environ["GRADE_GPU_WARM_UP"] = setting
+                found["warm_up_turns"].append({"warm_up": setting == "1", **timeline(args.exercise, args.file)})
+        os.environ.pop("GRADE_GPU_WARM_UP", None)
     if "cli" in args.parts:
         found["cli"] = cli(args.exercise, args.file)
     from tools.device import provenance  # imports torch: after the timings, which start their own processes
@@ -182,10 +194,10 @@ def main() -> int:
     for row in found.get("stages", []):
         print(f"{row['stage']:>18} #{row['attempt']}: {row['seconds']:6.2f} s" + (" FAILED" if row["exit"] else "")
               + (f" {row['in_process']}" if row.get("in_process") else ""))
-    for run in found.get("timeline", []):
+    for run in found.get("timeline", []) + found.get("warm_up_turns", []):
         first = next((e["t"] for e in run["events"] if e["event"] == "result"), None)
         mode = next((e["t"] for e in run["events"] if e["event"] == "mode"), None)
-        print(f"timeline: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
+        print(f"timeline{'' if 'warm_up' not in run else (' warm-up ' + ('on' if run['warm_up'] else 'off'))}: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
               f"passed {run['passed']}, fraction {run['fraction']}")
         for timings in (e for e in run["events"] if e["event"] == "timings"):
             print(f"  learner {timings['learner']}\n  twin {timings['twin']}\n"
