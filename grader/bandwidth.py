@@ -298,8 +298,8 @@ def measure_ceiling(*, refresh: bool = False) -> tuple[Ceiling, bool]:
 #: How far one grading's fraction moves from the next with the same kernel: five gradings of exercise 1's
 #: solution on the H200 spanned 2.9 points, three of exercise 2's 4.7 (docs/measurements/
 #: h200-grading-speed.json, h200-noise rows); on an H100, five of each of six solutions 1.8 to 4.4 points where the
-#: twin measured the round's own cost (h100-verdict-spread.json). A verdict this close to its floor says so: it is
-#: not flipped.
+#: twin measured the round's own cost, and since the twin started no CUPTI, five of exercises 3 and 4 spanned 2.3 and
+#: 2.8 (h100-verdict-spread.json). A verdict this close to its floor says so: it is not flipped.
 GRADING_NOISE = 0.05
 
 
