@@ -116,6 +116,16 @@ def test_the_gpu_warm_up_runs_the_tools_it_took_and_stops_without_a_context(monk
     assert gpu_warm_up.run() == {"cuda_context": "failed: RuntimeError"} and ran == []
 
 
+def test_the_timings_event_carries_only_a_few_short_steps_of_what_the_learners_process_said():
+    from grader.judge.plugin import reported_steps
+
+    assert reported_steps({"torch": 1.3, "cuda_context": "failed: RuntimeError"}) == \
+        {"torch": 1.3, "cuda_context": "failed: RuntimeError"}
+    assert reported_steps({"x" * 100: ["y"] * 10_000}) == {"x" * 40: str(["y"] * 10_000)[:60]}
+    assert reported_steps({str(i): i for i in range(13)}) is None
+    assert reported_steps(["torch", 1.3]) is None and reported_steps(None) is None
+
+
 def test_vector_add_byte_model_counts_two_reads_and_one_write():
     assert minimum_bytes(1000, 4) == 12_000
     assert minimum_bytes(1 << 28, 4) == 3 * 2**30  # the H200 benchmark moves 3 GiB

@@ -227,8 +227,16 @@ def _start_timings(process, since: float) -> dict:
         return None if t is None else round(t - since, 3)
 
     hello = process.hello or {}
-    return {"started": offset(process.started_at), "ready": offset(process.ready_at), "stages": hello.get("stages"),
-            "warm_up": hello.get("warm_up")}
+    return {"started": offset(process.started_at), "ready": offset(process.ready_at),
+            "stages": reported_steps(hello.get("stages")), "warm_up": reported_steps(hello.get("warm_up"))}
+
+
+def reported_steps(said) -> dict | None:
+    """What the learner's process said of its steps, as the ``timings`` event carries it: at most 12 names of 40
+    characters, each with a number or 60 characters of text; anything else (it wrote the hello) is left out."""
+    if not isinstance(said, dict) or len(said) > 12:
+        return None
+    return {str(k)[:40]: v if isinstance(v, (int, float)) else str(v)[:60] for k, v in said.items()}
 
 
 def _grades_bf16(item) -> bool:
