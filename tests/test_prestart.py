@@ -129,5 +129,5 @@ def test_the_judge_says_when_the_learners_process_started_was_ready_and_ended(mo
     stages = learner["stages"]
     assert list(stages) == ["torch", "triton", "file_imported"], stages  # no trace in the interpreter
     assert 0 < stages["torch"] <= stages["triton"] <= stages["file_imported"] < learner["ready"] - learner["started"]
-    assert timings[0]["twin"] is None  # the clock's twin runs on a GPU only
+    assert timings[0]["twin"] is None and timings[0]["twin_ended_s"] is None  # the clock's twin: a GPU's only
     assert 0 <= timings[0]["learner_ended_s"] < 10

@@ -169,7 +169,8 @@ class LearnerProcess:
         #: The course's twin process for the judge's clock (`grader.learner.clock_twin`), on a GPU.
         self.twin: "LearnerProcess | None" = None
         self._traffic_log = None
-        #: When `start` was asked and when the hello arrived (monotonic): the judge's "timings" event.
+        #: When `start` was asked and when the judge read the hello, at its first need of the process (monotonic):
+        #: the judge's "timings" event.
         self.started_at: float | None = None
         self.ready_at: float | None = None
 

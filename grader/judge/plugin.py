@@ -211,7 +211,7 @@ def pytest_unconfigure(config):
                    "twin": _start_timings(twin, session.started) if twin is not None else None}
         if twin is not None:
             twin.close()
-        timings["twin_ended_s"] = round(time.monotonic() - asked, 3)
+        timings["twin_ended_s"] = round(time.monotonic() - asked, 3) if twin is not None else None
         session.process.close()
         sandbox.kill_children()
         timings["learner_ended_s"] = round(time.monotonic() - asked, 3)

@@ -5,7 +5,7 @@ warm Triton cache, and 1.5 s with CUPTI starting in a thread beside it, as it do
 (`grader.learner.kernel_trace`): the CUDA context, Triton's key of its own sources (a hash of its compiler's
 files and of libtriton, about 500 MB, which every first compile of a process computes, even when the cache
 holds the kernel) and Triton's driver helpers. In a grading of exercise 1 the learner's process had imported
-the file 0.9 s before the judge asked for its first result, and the first check then took 1.6 s
+the file about 0.9 s before the judge asked for its first result, and the first check then took 1.5-1.6 s
 (``stages`` and ``timeline`` of docs/measurements/h100-grading-startup.json). Paid in that wait, they leave
 the first check the compile's cache lookup and the launch.
 

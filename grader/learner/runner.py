@@ -421,8 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     from grader.wire import protocol
 
     started = time.monotonic()
-    # When each step of the start ended, in seconds from this process's start: where a grading's first
-    # result waits (tools/device/startup_probe.py prints them).
+    # When each step of the start ended, in seconds from here (after Python's own start): where a grading's
+    # first result waits (the judge's "timings" event; tools/device/startup_probe.py prints them).
     stages: dict[str, float] = {}
 
     def reached(stage: str) -> None:

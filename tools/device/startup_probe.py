@@ -197,7 +197,8 @@ def main() -> int:
     for run in found.get("timeline", []) + found.get("warm_up_turns", []):
         first = next((e["t"] for e in run["events"] if e["event"] == "result"), None)
         mode = next((e["t"] for e in run["events"] if e["event"] == "mode"), None)
-        print(f"timeline{'' if 'warm_up' not in run else (' warm-up ' + ('on' if run['warm_up'] else 'off'))}: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
+        turn = "" if "warm_up" not in run else " warm-up " + ("on" if run["warm_up"] else "off")
+        print(f"timeline{turn}: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
               f"passed {run['passed']}, fraction {run['fraction']}")
         for timings in (e for e in run["events"] if e["event"] == "timings"):
             print(f"  learner {timings['learner']}\n  twin {timings['twin']}\n"
