@@ -180,10 +180,6 @@ def test_chapter_7_shows_the_measured_speedup_beside_the_prediction():
 # The plots: physics, provenance, one run each, legible
 # ------------------------------------------------------------------------------------------------
 
-def _run_plot_script(measurements, out):
-    return helpers.run_plot_script(measurements, out)
-
-
 @pytest.fixture
 def plotted(committed_plots):
     module, _ = committed_plots
@@ -221,11 +217,11 @@ def test_a_point_above_its_ceiling_is_caught(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     _benchmark_file(data, "mine-ex01-vector-add.json", _add_rows(1050.0))  # ceiling 1000, spec 1100
-    module = _run_plot_script(data, tmp_path / "plots")
+    module = helpers.run_plot_script(data, tmp_path / "plots")
     wrong = points_above_their_ceilings(module.PLOTTED)
     assert len(wrong) == 1 and "1050" in wrong[0], wrong
     _benchmark_file(data, "mine-ex01-vector-add.json", _add_rows(1200.0), ceiling=1300.0)  # above the spec only
-    module = _run_plot_script(data, tmp_path / "plots")
+    module = helpers.run_plot_script(data, tmp_path / "plots")
     assert len(points_above_their_ceilings(module.PLOTTED)) == 1
 
 
@@ -260,10 +256,10 @@ def test_a_plot_never_mixes_two_runs(tmp_path):
             for n in (1 << 20, 1 << 24)]
     _benchmark_file(data, "mine-ex03-softmax.json", softmax, run="run-a")
     _benchmark_file(data, "mine-zeros-like.json", adds, run="run-b")
-    module = _run_plot_script(data, tmp_path / "plots")
+    module = helpers.run_plot_script(data, tmp_path / "plots")
     assert module.RUNS["bandwidth_vs_size.svg"] == ["run-a"]
     _benchmark_file(data, "mine-zeros-like.json", adds, run="run-a")
-    module = _run_plot_script(data, tmp_path / "plots")
+    module = helpers.run_plot_script(data, tmp_path / "plots")
     assert module.RUNS["bandwidth_vs_size.svg"] == ["run-a", "run-a"]
 
 

@@ -58,15 +58,18 @@ def test_a_twin_that_measured_something_else_is_not_subtracted(guard):
     assert note is None and round(FASTEST_CALL_MS / statistics.median(times), 2) == 4.43
 
 
+#: The pipes and arenas every runner is given, beside what `LearnerProcess.runner_options` adds.
+RUNNER_PIPES = ["--requests", "3", "--replies", "4", "--arena-in", "5:64", "--arena-out", "6:64"]
+
+
 def test_the_clocks_twin_starts_no_cupti_and_a_learners_process_does():
     from grader.judge.learner_process import LearnerProcess
     from grader.learner import runner
 
-    base = ["--requests", "3", "--replies", "4", "--arena-in", "5:64", "--arena-out", "6:64"]
     twin = LearnerProcess.clock_twin()
     learner = LearnerProcess(catalogue.get(1).solution_path, mode="gpu")
-    twin_args = runner._parse(base + twin.runner_options(Path("/scratch/clock_twin.py")))
-    learner_args = runner._parse(base + learner.runner_options(Path("/scratch/ex01_vector_add.py")))
+    twin_args = runner._parse(RUNNER_PIPES + twin.runner_options(Path("/scratch/clock_twin.py")))
+    learner_args = runner._parse(RUNNER_PIPES + learner.runner_options(Path("/scratch/ex01_vector_add.py")))
     assert (twin_args.untraced, twin_args.mode, twin_args.display) == (True, "gpu", "grader/learner/clock_twin.py")
     assert (learner_args.untraced, learner_args.mode) == (False, "gpu")
     assert not twin_args.no_warm_up and not learner_args.no_warm_up  # both warm up (grader.learner.gpu_warm_up)
@@ -76,10 +79,9 @@ def test_grade_gpu_warm_up_0_tells_the_runner_to_skip_its_warm_up(monkeypatch):
     from grader.judge.learner_process import LearnerProcess
     from grader.learner import runner
 
-    base = ["--requests", "3", "--replies", "4", "--arena-in", "5:64", "--arena-out", "6:64"]
     monkeypatch.setenv("GRADE_GPU_WARM_UP", "0")
     learner = LearnerProcess(catalogue.get(1).solution_path, mode="gpu")
-    assert runner._parse(base + learner.runner_options(Path("/scratch/ex01_vector_add.py"))).no_warm_up
+    assert runner._parse(RUNNER_PIPES + learner.runner_options(Path("/scratch/ex01_vector_add.py"))).no_warm_up
 
 
 def test_the_gpu_warm_up_runs_the_tools_it_took_and_stops_without_a_context(monkeypatch):

@@ -30,7 +30,7 @@ import pytest
 import site_helpers as helpers
 from site_helpers import DOCS, ROOT, SCREENSHOTS
 
-PLOT_SCRIPT = DOCS / "scripts" / "plot_measurements.py"
+PLOT_SCRIPT = helpers.PLOT_SCRIPT
 MASKING_SCRIPT = DOCS / "scripts" / "masking_pitfalls.py"
 ACCESS_MAP_SCRIPT = DOCS / "scripts" / "access_maps.py"
 ACCESS_MAPS = DOCS / "assets" / "access-maps"
