@@ -17,6 +17,8 @@ Its parts, each in fresh processes (as a learner's ``grade exercise`` starts the
 ``warm_up_turns``
     the timeline six times, in turns without and with the learner's process's warm-up
     (`grader.learner.gpu_warm_up`; ``GRADE_GPU_WARM_UP=0`` turns it off).
+``cli_turns``
+    ``grade exercise N`` six times, in the same turns.
 
 Each stage runs twice; the first run also pays for a cold page cache.
 """
@@ -185,11 +187,20 @@ def main() -> int:
         os.environ.pop("GRADE_GPU_WARM_UP", None)
     if "cli" in args.parts:
         found["cli"] = cli(args.exercise, args.file)
+    if "cli_turns" in args.parts:
+        # `grade exercise N` without and with the warm-up, in turns, three each.
+        found["cli_turns"] = []
+        for _ in range(3):
+            for setting in ("0", "1"):
+                os.environ["GRADE_GPU_WARM_UP"] = setting
+                found["cli_turns"] += [{"warm_up": setting == "1", **row} for row in cli(args.exercise, args.file, 1)]
+        os.environ.pop("GRADE_GPU_WARM_UP", None)
     from tools.device import provenance  # imports torch: after the timings, which start their own processes
 
     args.out.write_text(json.dumps({"meta": provenance.header(), **found}, indent=1))
-    for row in found.get("cli", []):
-        print(f"grade exercise {args.exercise}: {row['seconds']} s, passed {row.get('passed')}, "
+    for row in found.get("cli", []) + found.get("cli_turns", []):
+        turn = "" if "warm_up" not in row else " warm-up " + ("on" if row["warm_up"] else "off")
+        print(f"grade exercise {args.exercise}{turn}: {row['seconds']} s, passed {row.get('passed')}, "
               f"fraction {row.get('fraction')} {row.get('error', '')}")
     for row in found.get("stages", []):
         print(f"{row['stage']:>18} #{row['attempt']}: {row['seconds']:6.2f} s" + (" FAILED" if row["exit"] else "")
