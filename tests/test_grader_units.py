@@ -72,50 +72,6 @@ def test_the_clocks_twin_starts_no_cupti_and_a_learners_process_does():
     learner_args = runner._parse(RUNNER_PIPES + learner.runner_options(Path("/scratch/ex01_vector_add.py")))
     assert (twin_args.untraced, twin_args.mode, twin_args.display) == (True, "gpu", "grader/learner/clock_twin.py")
     assert (learner_args.untraced, learner_args.mode) == (False, "gpu")
-    assert not twin_args.no_warm_up and not learner_args.no_warm_up  # both warm up (grader.learner.gpu_warm_up)
-
-
-def test_grade_gpu_warm_up_0_tells_the_runner_to_skip_its_warm_up(monkeypatch):
-    from grader.judge.learner_process import LearnerProcess
-    from grader.learner import runner
-
-    monkeypatch.setenv("GRADE_GPU_WARM_UP", "0")
-    learner = LearnerProcess(catalogue.get(1).solution_path, mode="gpu")
-    assert runner._parse(RUNNER_PIPES + learner.runner_options(Path("/scratch/ex01_vector_add.py"))).no_warm_up
-
-
-def test_the_gpu_warm_up_runs_the_tools_it_took_and_stops_without_a_context(monkeypatch):
-    """A first launch's one-time costs, paid before the first request: the steps run in order with their
-    seconds, a failing step is named and left to the first check, and without a CUDA context nothing else runs.
-    The tools are the ones taken before the learner's file was imported, whatever the file replaced since."""
-    import types
-
-    from triton.runtime import cache, driver
-
-    from grader.learner import gpu_warm_up
-
-    ran = []
-
-    class NoDriver:
-        @property
-        def active(self):
-            ran.append("driver")
-            raise RuntimeError("0 active drivers")
-
-    monkeypatch.setattr(cache, "triton_key", lambda: ran.append("key"))
-    monkeypatch.setattr(type(driver), "active", NoDriver.active)
-    fake = types.SimpleNamespace(empty=lambda *shape, device: ran.append(("empty", device)))
-    gpu_warm_up.take(fake)
-    fake.empty = lambda *a, **k: pytest.fail("the file's replacement was called")  # replaced after `take`
-    done = gpu_warm_up.run()
-    assert ran == [("empty", "cuda"), "key", "driver"]
-    assert list(done) == ["cuda_context", "triton_key", "triton_driver"]
-    assert isinstance(done["cuda_context"], float) and isinstance(done["triton_key"], float)
-    assert done["triton_driver"] == "failed: RuntimeError"
-
-    ran.clear()
-    gpu_warm_up.take(types.SimpleNamespace(empty=lambda *a, **k: torch.empty(1, device="no-such-device")))
-    assert gpu_warm_up.run() == {"cuda_context": "failed: RuntimeError"} and ran == []
 
 
 def test_the_timings_event_carries_only_a_few_short_steps_of_what_the_learners_process_said():

@@ -256,10 +256,7 @@ class LearnerProcess:
         """What `grader.learner.runner` is told of its file (``copy``, in its scratch folder) beside the pipes and
         arenas: the name to show, the mode, and for the clock's twin that it is never traced."""
         return [f"--learner={copy}", f"--display={self.display}", "--mode", self.mode,
-                *([] if self.traced else ["--untraced"]),
-                # GRADE_GPU_WARM_UP=0: the first launch pays its one-time costs itself, as before
-                # `grader.learner.gpu_warm_up` (to time the two in turns: tools/device/startup_probe.py)
-                *(["--no-warm-up"] if os.environ.get("GRADE_GPU_WARM_UP") == "0" else [])]
+                *([] if self.traced else ["--untraced"])]
 
     def _setup_failure(self) -> str:
         """What the keeper said on the sandbox's own channel (empty when the sandbox was set up)."""

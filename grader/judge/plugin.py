@@ -222,13 +222,13 @@ def pytest_unconfigure(config):
 def _start_timings(process, since: float) -> dict:
     """When ``process`` was started and when the judge had its hello (it reads the hello when it first needs the
     process), in seconds from the judge's configure; the stages of its start as it reported them (seconds from
-    its runner's start) and, on a GPU, its warm-up's steps (`grader.learner.gpu_warm_up`)."""
+    its runner's start)."""
     def offset(t):
         return None if t is None else round(t - since, 3)
 
     hello = process.hello or {}
     return {"started": offset(process.started_at), "ready": offset(process.ready_at),
-            "stages": reported_steps(hello.get("stages")), "warm_up": reported_steps(hello.get("warm_up"))}
+            "stages": reported_steps(hello.get("stages"))}
 
 
 def reported_steps(said) -> dict | None:

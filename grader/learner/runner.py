@@ -53,8 +53,6 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     # in a thread (as for a learner's file), CUPTI's start ran beside the twin's first timing rounds: on an H100
     # they took 2-131 ms instead of about 0.7 (the twin_rounds_ms of docs/measurements/h100-verdict-spread.json).
     parser.add_argument("--untraced", action="store_true")
-    # On a GPU, no warm-up before the hello (grader.learner.gpu_warm_up): only to time a grading without it.
-    parser.add_argument("--no-warm-up", action="store_true")
     return parser.parse_args(argv)
 
 
@@ -458,16 +456,14 @@ def main(argv: list[str] | None = None) -> int:
         interpreter_fixes.apply_compiled()
         from grader.learner import kernel_trace
 
-        # torch.profiler's names, before the learner's file can replace them, and CUPTI started while the
-        # checks run: the first trace of a process waited 4.1 s for it on an H200, every grading's timing.
+        # torch.profiler's names, before the learner's file can replace them, and CUPTI started in a thread: the
+        # first trace of a process waited 4.1 s for it on an H200 (grader.learner.kernel_trace says what it costs
+        # the first check).
         kernel_trace.prepare(warm=not args.untraced)
         from grader.device import hold_to_memory_limit
 
         hold_to_memory_limit()  # an emulated smaller card (GRADE_DEVICE_MEMORY_GIB) holds this process too
         reached("trace_prepared")
-        from grader.learner import gpu_warm_up
-
-        gpu_warm_up.take(torch)  # before the learner's file can replace torch's or Triton's names
     runner = Runner(args)
     if args.mode == "interpreter":
         # The watch's launch wrappers and the traffic counter's hooks are installed now, once, before
@@ -479,11 +475,6 @@ def main(argv: list[str] | None = None) -> int:
         runner.counting = traffic.EveryCall()
     hello = runner.import_learner()
     reached("file_imported")
-    if args.mode == "gpu" and hello["ready"] and not args.no_warm_up:
-        # What the first kernel launch of a process pays once, paid while the judge still prepares its first
-        # request (grader.learner.gpu_warm_up); a file that failed to import is answered without it.
-        hello["warm_up"] = gpu_warm_up.run()
-        reached("gpu_warmed")
     hello.update(versions={"triton": triton_version, "torch": torch.__version__, "python": sys.version.split()[0]},
                  fixes=fixes, seconds=round(time.monotonic() - started, 3), stages=stages)
     protocol.send(args.replies, hello)

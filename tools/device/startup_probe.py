@@ -14,11 +14,6 @@ Its parts, each in fresh processes (as a learner's ``grade exercise`` starts the
     and result): the seconds until the judge is up, until the learner's file is imported, each check's
     own seconds, and the performance check's; then the judge's ``timings``: when the learner's process and
     the twin were started and ready, the stages of their start, and how long each took to end;
-``warm_up_turns``
-    the timeline six times, in turns without and with the learner's process's warm-up
-    (`grader.learner.gpu_warm_up`; ``GRADE_GPU_WARM_UP=0`` turns it off).
-``cli_turns``
-    ``grade exercise N`` six times, in the same turns.
 
 Each stage runs twice; the first run also pays for a cold page cache.
 """
@@ -177,39 +172,21 @@ def main() -> int:
         found["stages"] = stages(kernel_file, args.stages)
     if "timeline" in args.parts:
         found["timeline"] = [timeline(args.exercise, args.file) for _ in range(2)]
-    if "warm_up_turns" in args.parts:
-        # The learner's process with and without its warm-up (grader.learner.gpu_warm_up), in turns, three each.
-        found["warm_up_turns"] = []
-        for _ in range(3):
-            for setting in ("0", "1"):
-                os.environ["GRADE_GPU_WARM_UP"] = setting
-                found["warm_up_turns"].append({"warm_up": setting == "1", **timeline(args.exercise, args.file)})
-        os.environ.pop("GRADE_GPU_WARM_UP", None)
     if "cli" in args.parts:
         found["cli"] = cli(args.exercise, args.file)
-    if "cli_turns" in args.parts:
-        # `grade exercise N` without and with the warm-up, in turns, three each.
-        found["cli_turns"] = []
-        for _ in range(3):
-            for setting in ("0", "1"):
-                os.environ["GRADE_GPU_WARM_UP"] = setting
-                found["cli_turns"] += [{"warm_up": setting == "1", **row} for row in cli(args.exercise, args.file, 1)]
-        os.environ.pop("GRADE_GPU_WARM_UP", None)
     from tools.device import provenance  # imports torch: after the timings, which start their own processes
 
     args.out.write_text(json.dumps({"meta": provenance.header(), **found}, indent=1))
-    for row in found.get("cli", []) + found.get("cli_turns", []):
-        turn = "" if "warm_up" not in row else " warm-up " + ("on" if row["warm_up"] else "off")
-        print(f"grade exercise {args.exercise}{turn}: {row['seconds']} s, passed {row.get('passed')}, "
+    for row in found.get("cli", []):
+        print(f"grade exercise {args.exercise}: {row['seconds']} s, passed {row.get('passed')}, "
               f"fraction {row.get('fraction')} {row.get('error', '')}")
     for row in found.get("stages", []):
         print(f"{row['stage']:>18} #{row['attempt']}: {row['seconds']:6.2f} s" + (" FAILED" if row["exit"] else "")
               + (f" {row['in_process']}" if row.get("in_process") else ""))
-    for run in found.get("timeline", []) + found.get("warm_up_turns", []):
+    for run in found.get("timeline", []):
         first = next((e["t"] for e in run["events"] if e["event"] == "result"), None)
         mode = next((e["t"] for e in run["events"] if e["event"] == "mode"), None)
-        turn = "" if "warm_up" not in run else " warm-up " + ("on" if run["warm_up"] else "off")
-        print(f"timeline{turn}: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
+        print(f"timeline: mode at {mode} s, first result at {first} s, whole {run['wall_s']} s, "
               f"passed {run['passed']}, fraction {run['fraction']}")
         for timings in (e for e in run["events"] if e["event"] == "timings"):
             print(f"  learner {timings['learner']}\n  twin {timings['twin']}\n"
