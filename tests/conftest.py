@@ -153,7 +153,8 @@ def browser(built_site, tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     driver = helpers.start_chromium(chromium, driver_path, profile)
     driver.set_page_load_timeout(30)
-    with helpers.serve(built_site) as base_url:
+    driver.replacements = {}  # paths served with other bytes than the built site's (helpers.serve)
+    with helpers.serve(built_site, driver.replacements) as base_url:
         driver.base_url = base_url
         try:
             yield driver

@@ -76,12 +76,25 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest's output clean
         pass
 
+    def do_GET(self):
+        body = self.server.replacements.get(self.path.split("?")[0])
+        if body is None:
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
 
 @contextlib.contextmanager
-def serve(directory: Path):
-    """Serve ``directory`` on 127.0.0.1 (a free port) in a thread; yields the base URL."""
+def serve(directory: Path, replacements: dict[str, bytes] | None = None):
+    """Serve ``directory`` on 127.0.0.1 (a free port) in a thread; yields the base URL. ``replacements``
+    maps a path (``/search/search_index.json``) to the bytes served for it instead of the file's, as long as
+    the mapping holds it (the caller may change it while the server runs)."""
     handler = functools.partial(_QuietHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.replacements = {} if replacements is None else replacements
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
