@@ -337,7 +337,7 @@ def _set_width(driver, width: int, height: int, mobile: bool) -> None:
         "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
 
 
-@pytest.mark.long  # 36 s alone (47 s with the whole search index), 84-94 s beside the other worker before: 72 pages, each laid out twice
+@pytest.mark.long  # 72 pages, each laid out twice: 36 s alone, 57 s beside the other worker (47 and 84-94 s before)
 def test_no_code_block_or_table_is_clipped(built_site, browser):
     """Each page is loaded once and laid out at both widths. (Loading every other page at 390 px and
     resizing it to 1280, one resize a page instead of two, saves ~10 s but is not the same test: a page
