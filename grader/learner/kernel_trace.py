@@ -28,7 +28,7 @@ MAX_NAMES = 200
 #: The first trace of a process pays for CUPTI's start: 4.1 s on an H200, then about 1 ms a trace
 #: (measured in one process, torch 2.11). It is started in a thread when the process starts (`prepare`),
 #: and `KernelTrace` waits for it. The thread saves less than it seems: CUPTI's start most likely holds
-#: Python's lock, and the process's first check waits for most of it (Triton's key of its own sources took
+#: Python's lock for much of its time, and the process's first check waits for it (Triton's key of its own sources took
 #: 5.6-5.8 s beside it on an H100, 0.46-0.48 s in the twin, which starts none: runs.4 of
 #: docs/measurements/h100-grading-startup.json). The performance check of every grading needs the trace.
 _WARMING: threading.Thread | None = None
