@@ -169,7 +169,8 @@ def _h200_labels() -> dict[int, str]:
         if "input" in performance:
             labels[row["exercise"]] = performance["input"]
     for row in json.loads((ROOT / "docs/measurements/h200-grading-2026-12-02.json").read_text())["rows"]:
-        shape = (row.get("verdict") or "").partition("(the weaker of the two shapes: ")[2].rstrip(")")
+        verdict = row.get("verdict") or ""  # "... (at LABEL)", or "(the weaker of the two shapes: LABEL)" before
+        shape = (verdict.partition("(the weaker of the two shapes: ")[2] or verdict.partition(" (at ")[2]).rstrip(")")
         if row.get("kind") == "solution" and shape:
             labels[row["exercise"]] = shape
     return labels
