@@ -412,3 +412,13 @@ def test_the_class_report_renders_in_a_browser(a_class, tmp_path):
         assert driver.execute_script("return document.querySelectorAll('code').length") > 0
     finally:
         driver.quit()
+
+
+def test_the_card_section_names_the_sandbox_the_class_ran_in():
+    from grader.learner import sandbox
+
+    rows = [class_report.Row(name=f"{i}.py", score=0.0, passed=False, mode="interpreter", fraction=None,
+                             result={"sandbox": sandbox.DESCRIPTIONS["partial"]}, error=None, first_failure="")
+            for i in range(2)]
+    section = class_report._card_section(rows)
+    assert section.count("The submissions ran partly sandboxed") == 1, section

@@ -338,3 +338,75 @@ def test_a_card_that_cannot_measure_its_floor_reports_a_fraction_under_it_withou
     assert bandwidth.card_verdict(0.9, 0.7, note) == (True, "90% of the ceiling (floor 70%)", True)
     passed, sentence, decided = bandwidth.card_verdict(1.3, 0.7, note)
     assert not passed and decided and "measurement error" in sentence
+
+
+def _rendered(run: RunResult, number: int = 1) -> str:
+    from rich.console import Console
+
+    console = Console(record=True, width=200, highlight=False)
+    report.render(run, catalogue.get(number), console)
+    return console.export_text()
+
+
+def test_a_sandbox_that_could_not_start_is_said_once_as_the_machines_problem():
+    run = RunResult(exercise=1, learner_file="x.py", seed=7, mode="interpreter")
+    run.checks = [CheckResult("a", "a", False, message="the grader could not set up its sandbox: the sandbox user "
+                              "may not run /venv/bin/python", kind="setup"),
+                  *(CheckResult(n, n, False, skipped=True, kind="not_run") for n in "bc")]
+    said = _rendered(run)
+    assert "could not start your code (a problem of this machine's setup, not of your file)" in said
+    assert said.count("may not run /venv/bin/python") == 1 and "2 other checks were not run" in said
+
+
+def test_a_weaker_sandbox_is_named_in_the_report_and_the_full_one_is_not():
+    from grader.learner import sandbox
+
+    run = RunResult(exercise=1, learner_file="x.py", seed=7, mode="interpreter")
+    run.checks = [CheckResult("a", "a", True)]
+    run.sandbox = sandbox.DESCRIPTIONS["partial"]
+    assert "your code ran partly sandboxed" in _rendered(run)
+    run.sandbox = sandbox.DESCRIPTIONS["namespaces"] + "; it runs as your user (uid 1000), in a user namespace"
+    assert "your code ran" not in _rendered(run)
+
+
+def test_an_unknown_sandbox_level_is_refused_before_anything_runs(monkeypatch, capsys):
+    from grader.commands import cli
+
+    monkeypatch.setenv("GRADE_SANDBOX", "namespace")  # a typo of "namespaces"
+    assert cli.main(["list"]) == 2
+    assert "GRADE_SANDBOX='namespace' names no sandbox level" in capsys.readouterr().err
+    monkeypatch.setenv("GRADE_SANDBOX", "auto")
+    from grader.learner import sandbox
+
+    assert sandbox.setting_problem() is None
+
+
+def test_a_report_suggests_grade_show_only_for_an_exercise_it_draws():
+    from grader.commands import show
+
+    drawn = show.drawn_exercises()
+    undrawn = [e.number for e in catalogue.EXERCISES if e.number not in drawn]
+    assert 1 in drawn and undrawn, (drawn, undrawn)
+    for number, expected in ((drawn[0], f"grade show {drawn[0]}"), (undrawn[-1], None)):
+        run = RunResult(exercise=number, learner_file="elsewhere/mine.py", seed=7, mode="interpreter")
+        run.checks = [CheckResult("a", "a", False, message="your kernel wrote past the end", kind="masking")]
+        command = report.show_command(run)
+        if expected is None:  # `grade show` would refuse it: no command is suggested
+            assert command is None, (number, command)
+        else:
+            assert command is not None and command.startswith(expected), (number, command)
+
+
+def test_a_cast_after_the_kernel_is_named_as_the_returned_dtype():
+    from types import SimpleNamespace
+
+    from grader.judge import checks
+
+    x = SimpleNamespace(name="x", role="input", view=torch.zeros(4, dtype=torch.float16))
+    outcome = SimpleNamespace(launches=[object()], computed=[".to() / .float() (a full copy)"],
+                              result=torch.zeros(4, dtype=torch.float32))
+    with pytest.raises(GradeFailure, match="returned float32 for float16 inputs.*in the inputs' dtype, float16"):
+        checks.check_outcome(outcome, [x])
+    outcome.computed = ["torch.add"]  # torch computing the answer is still named as such
+    with pytest.raises(GradeFailure, match=r"computed with torch \(torch.add\)"):
+        checks.check_outcome(outcome, [x])

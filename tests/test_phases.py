@@ -121,9 +121,19 @@ def test_tensors_smaller_than_the_traffic_checks_are_left_out_of_the_pass_counts
 
 
 def test_bytes_outside_every_tensor_fail_any_call_as_a_masking_mistake():
-    with pytest.raises(GradeFailure, match="touched 64 B outside every tensor on a case") as caught:
+    with pytest.raises(GradeFailure, match="read 64 B outside every tensor on a case \\(a load without a mask") as caught:
         traffic_rules.hold(traffic_rules.TrafficLog(), "add", "a case", _summary(4000, outside=64))
     assert caught.value.kind == "masking"
+
+
+def test_bytes_outside_every_tensor_are_named_by_the_tensor_they_lie_past():
+    counted = _summary(4000, outside=64).as_dict()
+    counted["outside_near"] = [{"tensor": "x", "where": "past", "loaded": 64}]
+    failure = traffic_rules.outside_failure(traffic.TrafficSummary.from_dict(counted), "a case")
+    assert "touched 64 B outside every tensor on a case: read 64 B past the end of `x` (a load without a mask" \
+        in str(failure)
+    counted["outside_near"] = [{"tensor": "nowhere", "where": "past", "loaded": 64}]  # no such tensor: not named
+    assert "`nowhere`" not in str(traffic_rules.outside_failure(traffic.TrafficSummary.from_dict(counted)))
 
 
 def test_counts_that_contradict_what_the_judge_handed_over_are_named():

@@ -108,7 +108,7 @@ def test_show_prints_json_and_writes_a_figure(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["show", "6"], "takes no tensors"),
+    (["show", "6"], "there is no access map for exercise 6"),
     (["show", "1", "--out", "map.pdf"], "--out takes a .png or .svg file"),
     (["show", "1", "--size", "0", "--from", "solutions/ex01_vector_add.py"], "--size takes N"),
     (["show", "1", "--from", "no/such/file.py"], "no file at no/such/file.py"),

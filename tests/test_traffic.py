@@ -182,6 +182,24 @@ def test_unmasked_read_past_the_end_lands_outside():
     assert "outside every watched tensor" in describe(counter, minimum_bytes=2 * n * F32)
 
 
+def test_bytes_outside_every_tensor_are_named_by_the_edge_they_lie_beside():
+    """As the grader lays tensors out (each inside a guard of its own): a read past the end of `x` is
+    attributed to `x`'s end, not to the tensor whose guard starts further on."""
+    n, block = 100, 128
+    buffer = torch.randn(4 * block)
+    x, out = buffer[block:block + n], buffer[3 * block:]
+    with count_traffic() as counter:
+        counter.watch("x", x)
+        counter.watch("out", out)
+        unmasked_copy_kernel[(1, )](x, out, BLOCK=block)
+    assert counter.as_dict()["outside_near"] == [{"tensor": "x", "where": "past", "loaded": (block - n) * F32}]
+    with count_traffic() as counter:  # a negative offset: the lanes before `x`'s first element
+        counter.watch("x", buffer[block + 28:block + 28 + n])
+        counter.watch("out", out)
+        unmasked_copy_kernel[(1, )](buffer[block:block + n], out, BLOCK=block)
+    assert {(e["tensor"], e["where"]) for e in counter.as_dict()["outside_near"]} == {("x", "before")}
+
+
 def test_launches_accumulate_across_two_launches():
     with count_traffic() as counter:
         x, _, _ = run_add(1000)

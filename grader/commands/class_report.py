@@ -31,6 +31,7 @@ KIND_WORDS = {
     "not_implemented": "the stub, not implemented",
     "import": "the file does not import",
     "fatal": "a CUDA error",
+    "setup": "the grader could not start the file's process (this machine's sandbox setup)",
     "crash": "the process died",
     "timeout": "ran past its clock",
 }
@@ -180,6 +181,8 @@ def _card_section(rows: list[Row]) -> str:
                      f"({', '.join(_text(m) for m in modes)}); its speeds cannot be compared.</li>")
     for line in versions:
         items.append(f"<li>Versions: {_text(line)}.</li>")
+    for level in sorted({(r.result or {}).get("sandbox") for r in rows if (r.result or {}).get("sandbox")}):
+        items.append(f"<li>The submissions ran {_text(level)}.</li>")
     return f"<section id='card'><h2>The card and versions</h2><ul>{''.join(items)}</ul></section>"
 
 

@@ -103,9 +103,10 @@ def cmd_show(args, console: Console) -> int:
     path = _learner_file(args, exercise)
     if not exercise.spec_file.is_file():
         raise UsageError(f"exercise {exercise.number} has no checks yet ({exercise.spec_file} is missing)")
-    if "def show_inputs(" not in exercise.spec_file.read_text(encoding="utf-8"):
-        raise UsageError(f"exercise {exercise.number} ({exercise.title.split(':')[0]}) takes no tensors: "
-                         "there is no kernel to draw")
+    if not show.draws(exercise):
+        drawn = ", ".join(str(n) for n in show.drawn_exercises())
+        raise UsageError(f"there is no access map for exercise {exercise.number} ({exercise.title.split(':')[0]}): "
+                         f"`grade show` draws exercises {drawn}")
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"--out takes a .png or .svg file, not {out.name}")
@@ -313,6 +314,11 @@ def cmd_batch(args, console: Console) -> int:
                            file_timeout=args.file_timeout, select=args.select, jobs=args.jobs, on_done=graded,
                            strict=not args.lenient, hide=(str(folder.resolve()), str(out.resolve())) + _hidden_state())
     written = writer.finish(subs)
+    from grader.learner import sandbox
+
+    for level in sorted({s.run.sandbox for s in subs if s.run is not None and s.run.sandbox}):
+        if not sandbox.is_full(level):  # the class's code ran with less than the full sandbox: say so
+            console.print(Text(f"The submissions ran {level}.", style="yellow"), soft_wrap=True)
     for problem in writer.problems:
         console.print(Text(problem, style="yellow"), soft_wrap=True)
     passed = sum(1 for s in subs if s.passed)
@@ -531,6 +537,10 @@ def main(argv: list[str] | None = None) -> int:
     from grader.commands import isolation
     from grader.learner import sandbox
 
+    problem = sandbox.setting_problem()
+    if problem is not None:
+        Console(stderr=True, highlight=False).print(Text(f"grade: {problem}", style="red"), soft_wrap=True)
+        return EXIT_USAGE
     sandbox.make_undumpable()  # the learner's process cannot read this process's memory or pipes
     import threading
 

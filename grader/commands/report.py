@@ -31,6 +31,7 @@ from rich.text import Text
 
 from grader.catalogue import Exercise
 from grader.wire.failures import ACCESS_KINDS, plural
+from grader.learner import sandbox
 from grader.learner.interpreter_fixes import BF16_ON_GPU_ONLY
 from grader.wire.results import STOPPING, CheckRecord, Kind, RunResult
 
@@ -44,6 +45,10 @@ def show_command(run: RunResult, exercise: Exercise | None = None) -> str | None
     if not any(c.kind in ACCESS_KINDS and not c.passed and not c.skipped for c in run.checks):
         return None
     from grader.commands import show
+
+    drawn = exercise if exercise is not None and exercise.number == run.exercise else _catalogued(run.exercise)
+    if drawn is None or not show.draws(drawn):  # an exercise with no access map: no command that would refuse
+        return None
 
     own_file = exercise is not None and run.learner_file.endswith(exercise.learner_file)
     return show.command(run.exercise, None if own_file else run.learner_file)
@@ -94,13 +99,16 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None, *
     of checks that passed; a failure always has them."""
     console = console or Console()
     console.print(Text(f"Exercise {exercise.number} · {exercise.title}", style="bold"))
-    mode = "GPU" if run.mode == "gpu" else "Triton interpreter (no GPU)" if run.mode == "interpreter" else run.mode
+    # A file refused before its process started has no mode: the line then says only the seed.
+    mode = {"gpu": "GPU", "interpreter": "Triton interpreter (no GPU)"}.get(run.mode)
     versions = ", ".join(f"{k} {v}" for k, v in run.versions.items() if v)
     console.print(Text(f"{run.learner_file}", style="dim"), soft_wrap=True)
     # Two short lines, not one that wraps at 80 columns mid-version.
-    console.print(Text(f"{mode} · seed {run.seed}", style="dim"))
+    console.print(Text(f"{mode} · seed {run.seed}" if mode else f"seed {run.seed}", style="dim"))
     if versions:
         console.print(Text(versions, style="dim"))
+    if run.sandbox and not sandbox.is_full(run.sandbox):  # a weaker level than the full one is said, not hidden
+        console.print(Text(f"your code ran {run.sandbox}", style="dim"), soft_wrap=True)
     for notice in run.notices:
         console.print(Text("! " + notice, style="yellow"))
     console.print()
@@ -114,7 +122,9 @@ def render(run: RunResult, exercise: Exercise, console: Console | None = None, *
     if stopper is not None:
         label = {Kind.NOT_IMPLEMENTED: "not implemented yet", Kind.IMPORT: "your file did not import",
                  Kind.MISSING_FUNCTION: "the function is missing",
-                 Kind.REJECTED: "refused by the class grader's honesty check"}[stopper.kind]
+                 Kind.REJECTED: "refused by the class grader's honesty check",
+                 Kind.SETUP: "the grader could not start your code (a problem of this machine's setup, not of your file)",
+                 }[stopper.kind]
         console.print(Text.assemble(("✗ ", "bold red"), (label, "bold red")))
         console.print(Text("  " + stopper.message.removeprefix("not implemented yet: ")))
         remaining = sum(1 for c in run.checks if c.not_run)

@@ -42,6 +42,18 @@ class ShowResult:
     problem: str | None = None
 
 
+def draws(exercise) -> bool:
+    """Whether ``grade show`` can draw this exercise: its spec gives the inputs to draw (``show_inputs``)."""
+    return exercise.spec_file.is_file() and "def show_inputs(" in exercise.spec_file.read_text(encoding="utf-8")
+
+
+def drawn_exercises() -> list[int]:
+    """The exercises ``grade show`` draws, in the catalogue's order."""
+    from grader import catalogue
+
+    return [e.number for e in catalogue.EXERCISES if draws(e)]
+
+
 def command(exercise_number: int, learner_file: str | Path | None = None) -> str:
     """The one-line command that draws the map: ``grade show 3 --from grader/exercises/ex03_softmax/wrong/x.py``."""
     line = f"grade show {exercise_number}"

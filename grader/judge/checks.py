@@ -163,6 +163,15 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
         )
     if outcome.computed:
         ops = ", ".join(dict.fromkeys(outcome.computed))
+        returned_dtype = getattr(outcome.result, "dtype", None)
+        input_dtypes = {g.view.dtype for g in guarded_inputs if g.role == "input" and g.view.is_floating_point()}
+        if set(outcome.computed) <= {".to() / .float() (a full copy)"} and len(input_dtypes) == 1 \
+                and returned_dtype is not None and returned_dtype not in input_dtypes:
+            given = dtype_name(next(iter(input_dtypes)))  # a cast after the kernel: the dtype is the mistake
+            raise GradeFailure(
+                f"your function returned {dtype_name(returned_dtype)} for {given} inputs, through a torch "
+                f".to() / .float() after your kernel (a full extra copy): return the kernel's output in the "
+                f"inputs' dtype, {given}")
         raise GradeFailure(
             f"part of the answer was computed with torch ({ops}), not by your kernel: everything "
             "between the loads and the store belongs in the Triton kernel"
@@ -535,6 +544,7 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
     """
     import pytest
 
+    from grader.judge import traffic_rules
     from grader.learner import traffic
 
     if mode_of(fn) != "interpreter":
@@ -570,13 +580,9 @@ def expect_traffic(fn: Callable, inputs: dict[str, Any], *, minimum_bytes: int,
         targets = [name for name in record["tensors"] if name != traffic.OUTSIDE and counted.atomic_bytes(name)]
         into = f" into {', '.join(f'`{name}`' for name in targets)}" if targets else ""
         raise GradeFailure(f"{no_atomics} (tl.atomic_*{into} in {kernels}). {sentence}")
-    outside = counted.loaded_bytes(traffic.OUTSIDE) + counted.stored_bytes(traffic.OUTSIDE)
-    if outside:
-        raise GradeFailure(
-            f"your kernel touched {traffic.format_bytes(outside)} outside every tensor (a load or store "
-            f"without a mask reaches past the end): {sentence}",
-            kind=Kind.MASKING,
-        )
+    outside = traffic_rules.outside_sentence(counted)
+    if outside is not None:
+        raise GradeFailure(f"{outside}: {sentence}", kind=Kind.MASKING)
     for name in (max_passes or {}):
         passes = counted.passes(name)
         if passes < 1.0 - 1e-9:  # what must be read was not all read: a tail left behind

@@ -293,7 +293,7 @@ class LearnerProcess:
             failure = self._setup_failure()
             code, tail = self._ended()
             if failure:
-                raise GradeFailure(f"the grader could not set up its sandbox: {failure[-500:]}", kind=Kind.FATAL)
+                raise GradeFailure(f"the grader could not set up its sandbox: {failure[-500:]}", kind=Kind.SETUP)
             self.hello = {"ready": False, "kind": Kind.IMPORT,
                           "message": "importing your file ended the process: " + crash_message(code, tail, None)}
             self._refuse(self.hello)

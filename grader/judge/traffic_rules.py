@@ -79,15 +79,38 @@ def cross_check(counted: traffic.TrafficSummary, sizes: dict[str, int], launches
     return None
 
 
-def outside_failure(counted: traffic.TrafficSummary, case: str = "") -> GradeFailure | None:
-    """Bytes at addresses in no tensor: a load or store without a mask, at any size."""
-    outside = counted.loaded_bytes(traffic.OUTSIDE) + counted.stored_bytes(traffic.OUTSIDE)
-    if not outside:
+def outside_sentence(counted: traffic.TrafficSummary, case: str = "") -> str | None:
+    """What went to addresses in no tensor, loads apart from stores, or None: "your kernel read 4.0 KiB
+    outside every tensor (a load without a mask reads past the end of its tensor)"."""
+    read, wrote = counted.loaded_bytes(traffic.OUTSIDE), counted.stored_bytes(traffic.OUTSIDE)
+    if not read and not wrote:
         return None
     where = f" on {case}" if case else ""
-    return GradeFailure(
-        f"your kernel touched {traffic.format_bytes(outside)} outside every tensor{where} (a load or store "
-        f"without a mask reaches past the end): {traffic.describe(counted, 0)}", kind=Kind.MASKING)
+    near = getattr(counted, "outside_near", None) or {}
+    if near:  # the counter says which tensor's edge each stray byte lies beside
+        verbs = {"loaded": "read", "stored": "wrote"}
+        parts = [f"{verbs[direction]} {traffic.format_bytes(nbytes)} "
+                 + (f"past the end of `{name}`" if side == "past" else f"before the start of `{name}`")
+                 for (name, side, direction), nbytes in sorted(near.items(), key=lambda kv: (kv[0][2], kv[0][0]))]
+        accesses = " and ".join(dict.fromkeys(("a load" if d == "loaded" else "a store") for (_, _, d) in near))
+        return (f"your kernel touched {traffic.format_bytes(read + wrote)} outside every tensor{where}: "
+                f"{', '.join(parts)} ({accesses} without a mask, or with a mask that lets those lanes through)")
+    if read and wrote:
+        return (f"your kernel read {traffic.format_bytes(read)} and wrote {traffic.format_bytes(wrote)} outside every "
+                f"tensor{where} (a load and a store without a mask reach past the end of their tensors)")
+    if read:
+        return (f"your kernel read {traffic.format_bytes(read)} outside every tensor{where} (a load without a mask "
+                "reads past the end of its tensor)")
+    return (f"your kernel wrote {traffic.format_bytes(wrote)} outside every tensor{where} (a store without a mask "
+            "writes past the end of its tensor)")
+
+
+def outside_failure(counted: traffic.TrafficSummary, case: str = "") -> GradeFailure | None:
+    """Bytes at addresses in no tensor: a load or store without a mask, at any size."""
+    said = outside_sentence(counted, case)
+    if said is None:
+        return None
+    return GradeFailure(f"{said}: {traffic.describe(counted, 0)}", kind=Kind.MASKING)
 
 
 def passes_failure(counted: traffic.TrafficSummary, rules: Rules, case: str) -> GradeFailure | None:

@@ -435,6 +435,19 @@ def _map_user(uid: int, gid: int) -> None:
     Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
 
 
+def setting_problem() -> str | None:
+    """A sentence when ``GRADE_SANDBOX`` names no level: a typo must not quietly grade at another level."""
+    wanted = os.environ.get("GRADE_SANDBOX")
+    if wanted is None or wanted in ("auto", *LEVELS):
+        return None
+    return f"GRADE_SANDBOX={wanted!r} names no sandbox level: set it to auto, {', '.join(LEVELS)}, or unset it"
+
+
+def is_full(description: str | None) -> bool:
+    """Whether a result's sandbox (`describe`) is the full one: a root of its own, namespaces, no capabilities."""
+    return bool(description) and description.startswith(DESCRIPTIONS["namespaces"])
+
+
 def available_level() -> str:
     """The strongest level this machine allows, or the one ``GRADE_SANDBOX`` names."""
     wanted = os.environ.get("GRADE_SANDBOX", "auto")

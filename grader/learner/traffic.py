@@ -84,6 +84,9 @@ class Traffic:
         self.atomics: Dict[str, int] = {}
         # kernel name -> argument name (or OUTSIDE) -> {"loaded": B, "stored": B}
         self.arguments: Dict[str, Dict[str, Dict[str, int]]] = {}
+        #: Bytes outside every tensor by the watched tensor they lie nearest to: (name, "past" its end or
+        #: "before" its start, "loaded" or "stored") -> B. What lets a message say "past the end of `x`".
+        self._near: Dict[Tuple[str, str, str], int] = {}
         self._kernel: Optional[str] = None
         self._argument_tensors: List[Tuple[str, Any]] = []
         self._host_shift: Dict[int, int] = {}  # device storage address -> host minus device
@@ -171,6 +174,8 @@ class Traffic:
             "loaded": self.total_loaded,
             "stored": self.total_stored,
             "atomics": dict(self.atomics),
+            "outside_near": [{"tensor": name, "where": where, direction: nbytes}
+                             for (name, where, direction), nbytes in self._near.items()],
         }
 
     def __repr__(self) -> str:
@@ -232,6 +237,8 @@ class Traffic:
         totals = self._loaded if direction == "loaded" else self._stored
         counts = watched_table.count(addresses) * item_bytes
         totals[OUTSIDE] += int(counts[0])
+        if counts[0]:
+            self._record_near(direction, addresses[watched_table.owner(addresses) < 0], item_bytes)
         for name, nbytes in zip(watched_names, counts[1:].tolist()):
             totals[name] += nbytes
         kernel = self.arguments.setdefault(self._kernel or "(no launch)", {})
@@ -240,6 +247,35 @@ class Traffic:
             if nbytes:
                 entry = kernel.setdefault(name, {"loaded": 0, "stored": 0})
                 entry[direction] += nbytes
+
+
+    def _record_near(self, direction: str, outside: np.ndarray, item_bytes: int) -> None:
+        """Attribute addresses outside every watched tensor to the nearest one: past its end or before its start."""
+        ranges = []
+        for name, tensor in self._watched.items():
+            start, extent, _ = tensor_range(tensor)
+            start += self._host_shift.get(storage_base(tensor), 0)
+            ranges.append((name, start, start + extent))
+        if not ranges:
+            return
+        addresses = outside.astype(np.int64)
+        starts = np.array([r[1] for r in ranges], dtype=np.int64)
+        ends = np.array([r[2] for r in ranges], dtype=np.int64)
+        # distance past each tensor's end (>= 0 when the address lies after it), and before each start
+        past = addresses[:, None] - ends[None, :]
+        before = starts[None, :] - 1 - addresses[:, None]
+        big = np.iinfo(np.int64).max
+        past_d = np.where(past >= 0, past, big).min(axis=1)
+        before_d = np.where(before >= 0, before, big).min(axis=1)
+        past_i = np.where(past >= 0, past, big).argmin(axis=1)
+        before_i = np.where(before >= 0, before, big).argmin(axis=1)
+        is_past = past_d <= before_d
+        # one label per address: tensor index, and past (0) or before (1); counted with one bincount
+        labels = np.where(is_past, past_i * 2, before_i * 2 + 1)
+        for label, lanes in enumerate(np.bincount(labels, minlength=2 * len(ranges)).tolist()):
+            if lanes:
+                key = (ranges[label // 2][0], "past" if label % 2 == 0 else "before", direction)
+                self._near[key] = self._near.get(key, 0) + lanes * item_bytes
 
 
 class TrafficSummary:
@@ -257,6 +293,14 @@ class TrafficSummary:
                          for name, t in tensors.items() if isinstance(t, dict)}
         self.atomics = {str(k): int(v) for k, v in (data.get("atomics") or {}).items()}
         self._tensors.setdefault(OUTSIDE, {"loaded": 0, "stored": 0, "size": None, "atomic": 0})
+        #: (tensor, "past" | "before", "loaded" | "stored") -> bytes outside every tensor nearest to it.
+        self.outside_near: Dict[Tuple[str, str, str], int] = {}
+        for entry in data.get("outside_near") or []:
+            if isinstance(entry, dict) and entry.get("where") in ("past", "before") and str(entry.get("tensor")) in tensors:
+                for direction in ("loaded", "stored"):
+                    if isinstance(entry.get(direction), int) and entry[direction] > 0:
+                        key = (str(entry["tensor"]), entry["where"], direction)
+                        self.outside_near[key] = self.outside_near.get(key, 0) + entry[direction]
         self._data = data
 
     @classmethod
@@ -310,10 +354,12 @@ class TrafficSummary:
     def as_dict(self) -> Dict[str, Any]:
         tensors = {name: {k: v for k, v in t.items() if k != "atomic" or v} for name, t in self._tensors.items()
                    if name != OUTSIDE or t["loaded"] or t["stored"]}
-        return {**{k: v for k, v in self._data.items() if k not in ("tensors", "loaded", "stored")},
+        return {**{k: v for k, v in self._data.items() if k not in ("tensors", "loaded", "stored", "outside_near")},
                 "available": self.available, "reason": self.reason, "launches": self.launches,
                 "tensors": tensors, "loaded": self.total_loaded, "stored": self.total_stored,
-                "atomics": dict(self.atomics)}
+                "atomics": dict(self.atomics),
+                "outside_near": [{"tensor": name, "where": where, direction: nbytes}
+                                 for (name, where, direction), nbytes in self.outside_near.items()]}
 
 
 # --------------------------------------------------------------------------- counting a block

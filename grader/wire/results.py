@@ -26,6 +26,7 @@ class Kind(str, Enum):
     IMPORT = "import"  # the learner's file did not import: every check would say it
     MISSING_FUNCTION = "missing_function"  # the file does not define the exercise's function: likewise
     REJECTED = "rejected"  # the static check refused the file (batch grading)
+    SETUP = "setup"  # the grader could not start the learner's process (its sandbox): nothing of the file ran
     FATAL = "fatal"  # a CUDA error: the learner's process is restarted
     CRASH = "crash"  # the learner's process died
     TIMEOUT = "timeout"  # the check ran past its clock
@@ -44,7 +45,7 @@ class Kind(str, Enum):
 
 
 #: Failures after which every other check would only repeat the same sentence.
-STOPPING = {Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.MISSING_FUNCTION, Kind.REJECTED}
+STOPPING = {Kind.NOT_IMPLEMENTED, Kind.IMPORT, Kind.MISSING_FUNCTION, Kind.REJECTED, Kind.SETUP}
 
 
 @dataclass
