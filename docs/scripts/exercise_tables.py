@@ -52,7 +52,7 @@ def you_learn(exercise) -> str:
 
 
 def chapters(exercise) -> list[str]:
-    """The chapters to read first, paths relative to docs/."""
+    """The chapters that teach the exercise, paths relative to docs/."""
     return list(_field(exercise, "chapters"))
 
 
@@ -114,8 +114,9 @@ def chapter_number(path: str) -> int:
 
 
 def exercise_table(page: str = "exercises/index.md") -> str:
-    """The exercises index: number, page, what the learner writes and the chapters to read first."""
-    lines = ["| # | exercise | you learn | you write | read first |", "|---|---|---|---|---|"]
+    """The exercises index: number, page, what the learner writes and the chapters that teach it (one may
+    come after the exercise: chapter 3 returns to exercise 1's masks once exercise 2 is done)."""
+    lines = ["| # | exercise | you learn | you write | its chapters |", "|---|---|---|---|---|"]
     for exercise in exercises():
         reads = [f"[{'chapter ' if i == 0 else ''}{chapter_number(c)}]({_link(c, page)})"
                  for i, c in enumerate(chapters(exercise))]
