@@ -258,24 +258,24 @@ class Traffic:
             ranges.append((name, start, start + extent))
         if not ranges:
             return
-        addresses = outside.astype(np.int64)
         starts = np.array([r[1] for r in ranges], dtype=np.int64)
         ends = np.array([r[2] for r in ranges], dtype=np.int64)
-        # distance past each tensor's end (>= 0 when the address lies after it), and before each start
-        past = addresses[:, None] - ends[None, :]
-        before = starts[None, :] - 1 - addresses[:, None]
         big = np.iinfo(np.int64).max
-        past_d = np.where(past >= 0, past, big).min(axis=1)
-        before_d = np.where(before >= 0, before, big).min(axis=1)
-        past_i = np.where(past >= 0, past, big).argmin(axis=1)
-        before_i = np.where(before >= 0, before, big).argmin(axis=1)
-        is_past = past_d <= before_d
-        # one label per address: tensor index, and past (0) or before (1); counted with one bincount
-        labels = np.where(is_past, past_i * 2, before_i * 2 + 1)
-        for label, lanes in enumerate(np.bincount(labels, minlength=2 * len(ranges)).tolist()):
-            if lanes:
+        lanes = np.zeros(2 * len(ranges), dtype=np.int64)  # per tensor: past its end, before its start
+        for first in range(0, outside.size, 1 << 18):  # in chunks: (addresses x tensors) tables stay small
+            addresses = outside[first:first + (1 << 18)].astype(np.int64)
+            # distance past each tensor's end (>= 0 when the address lies after it), and before each start
+            past = addresses[:, None] - ends[None, :]
+            before = starts[None, :] - 1 - addresses[:, None]
+            past = np.where(past >= 0, past, big)
+            before = np.where(before >= 0, before, big)
+            is_past = past.min(axis=1) <= before.min(axis=1)
+            labels = np.where(is_past, past.argmin(axis=1) * 2, before.argmin(axis=1) * 2 + 1)
+            lanes += np.bincount(labels, minlength=2 * len(ranges))
+        for label, count in enumerate(lanes.tolist()):
+            if count:
                 key = (ranges[label // 2][0], "past" if label % 2 == 0 else "before", direction)
-                self._near[key] = self._near.get(key, 0) + lanes * item_bytes
+                self._near[key] = self._near.get(key, 0) + count * item_bytes
 
 
 class TrafficSummary:
