@@ -44,6 +44,7 @@ from grader.judge.compare import Tolerance, dtype_name, expect_close
 from grader.wire.failures import GradeFailure, describe_exception
 from grader.judge.learner_process import CallOutcome, LearnerFunction
 from grader.wire.results import CheckRecord, Kind, PerformanceRecord
+from grader.learner import call_watch
 from grader.learner.call_watch import Launch, Watch
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -165,7 +166,7 @@ def check_outcome(outcome: CallOutcome, guarded_inputs: list[guards.GuardedTenso
         ops = ", ".join(dict.fromkeys(outcome.computed))
         returned_dtype = getattr(outcome.result, "dtype", None)
         input_dtypes = {g.view.dtype for g in guarded_inputs if g.role == "input" and g.view.is_floating_point()}
-        if set(outcome.computed) <= {".to() / .float() (a full copy)"} and len(input_dtypes) == 1 \
+        if set(outcome.computed) <= {call_watch.CAST} and len(input_dtypes) == 1 \
                 and returned_dtype is not None and returned_dtype not in input_dtypes:
             given = dtype_name(next(iter(input_dtypes)))  # a cast after the kernel: the dtype is the mistake
             raise GradeFailure(

@@ -86,7 +86,7 @@ def outside_sentence(counted: traffic.TrafficSummary, case: str = "") -> str | N
     if not read and not wrote:
         return None
     where = f" on {case}" if case else ""
-    near = getattr(counted, "outside_near", None) or {}
+    near = counted.outside_near
     if near:  # the counter says which tensor's edge each stray byte lies beside
         verbs = {"loaded": "read", "stored": "wrote"}
         parts = [f"{verbs[direction]} {traffic.format_bytes(nbytes)} "

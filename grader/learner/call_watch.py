@@ -72,12 +72,15 @@ _VIEWS = {
     aten.resolve_neg.default,
 }
 
+#: How a dtype cast after the kernel reads in a call's ``computed`` ops (`grader.judge.checks` names the
+#: returned dtype instead when it is the only op).
+CAST = ".to() / .float() (a full copy)"
 #: Readable names for the ops learners most often reach for.
 _FRIENDLY = {
     "aten.add.Tensor": "x + y (torch.add)", "aten.mul.Tensor": "* (torch.mul)",
     "aten.exp.default": "torch.exp", "aten._softmax.default": "torch.softmax",
     "aten.clone.default": ".clone() / .contiguous() (a full copy)",
-    "aten.copy_.default": "copy_ (a full copy)", "aten._to_copy.default": ".to() / .float() (a full copy)",
+    "aten.copy_.default": "copy_ (a full copy)", "aten._to_copy.default": CAST,
     "aten.fill_.Scalar": "fill_", "aten.zero_.default": "zero_ / zeros_like",
 }
 

@@ -211,15 +211,19 @@ class Traffic:
         if self.launches and self.launches[-1]["grid"] is None:
             self.launches[-1]["grid"] = tuple(int(g) for g in grid)
 
+    def _watched_ranges(self) -> List[Tuple[int, int]]:
+        """(start, extent) of each watched tensor, in watch order, in the address space the interpreter sees."""
+        ranges = []
+        for tensor in self._watched.values():
+            start, extent, _ = tensor_range(tensor)
+            ranges.append((start + self._host_shift.get(storage_base(tensor), 0), extent))
+        return ranges
+
     def _range_tables(self):
         """Watched and argument range tables, in the address space the interpreter sees."""
         if self._tables is None:
             watched_names = list(self._watched)
-            watched_ranges = []
-            for tensor in self._watched.values():
-                start, extent, _ = tensor_range(tensor)
-                start += self._host_shift.get(storage_base(tensor), 0)
-                watched_ranges.append((start, extent))
+            watched_ranges = self._watched_ranges()
             argument_names = [name for name, _ in self._argument_tensors]
             argument_ranges = [tensor_range(tensor)[:2] for _, tensor in self._argument_tensors]
             self._tables = (RangeTable(watched_ranges), watched_names,
@@ -251,11 +255,7 @@ class Traffic:
 
     def _record_near(self, direction: str, outside: np.ndarray, item_bytes: int) -> None:
         """Attribute addresses outside every watched tensor to the nearest one: past its end or before its start."""
-        ranges = []
-        for name, tensor in self._watched.items():
-            start, extent, _ = tensor_range(tensor)
-            start += self._host_shift.get(storage_base(tensor), 0)
-            ranges.append((name, start, start + extent))
+        ranges = [(name, start, start + extent) for name, (start, extent) in zip(self._watched, self._watched_ranges())]
         if not ranges:
             return
         starts = np.array([r[1] for r in ranges], dtype=np.int64)
